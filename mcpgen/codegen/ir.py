@@ -1,0 +1,218 @@
+"""The intermediate model: every decision about the generated code is made here.
+
+Templates only print what this model says. A schema is turned into named types (structs,
+aliases, unions), each field typed with a small :data:`TypeExpr` tree, plus the method
+table that drives dispatch and the typed stubs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+# ---------------------------------------------------------------- type expressions
+
+
+@dataclass(frozen=True)
+class Prim:
+    """A JSON scalar (or anything): ``str``, ``int``, ``float``, ``bool``, ``None``, ``Any``."""
+
+    name: Literal["str", "int", "float", "bool", "None", "Any"]
+    ge: float | None = None  # inclusive bounds (JSON Schema minimum / maximum)
+    le: float | None = None
+    gt: float | None = None  # exclusive bounds
+    lt: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+    format: str | None = None
+
+    @property
+    def constrained(self) -> bool:
+        return any(
+            v is not None
+            for v in (self.ge, self.le, self.gt, self.lt, self.min_length, self.max_length, self.pattern)
+        )
+
+
+@dataclass(frozen=True)
+class ListOf:
+    item: TypeExpr
+    min_items: int | None = None
+    max_items: int | None = None
+
+
+@dataclass(frozen=True)
+class DictOf:
+    """A JSON object kept as a dict; ``value`` is ``Prim("Any")`` for free-form objects."""
+
+    value: TypeExpr
+
+
+@dataclass(frozen=True)
+class Const:
+    """One or more allowed JSON scalars (``const`` or an inline ``enum``)."""
+
+    values: tuple[str | int | float | bool | None, ...]
+
+
+@dataclass(frozen=True)
+class Named:
+    """A reference to a named type of the model."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class UnionOf:
+    members: tuple[TypeExpr, ...]
+
+
+TypeExpr = Union[Prim, ListOf, DictOf, Const, Named, UnionOf]
+
+# ---------------------------------------------------------------- named types
+
+JsonKind = Literal["object", "array", "string", "integer", "number", "boolean", "null", "any"]
+
+
+@dataclass
+class Field:
+    wire_name: str
+    py_name: str
+    type: TypeExpr
+    required: bool
+    description: str | None = None
+
+    @property
+    def const_value(self) -> Any:
+        """The single value of a const field, else ``None``."""
+        if isinstance(self.type, Const) and len(self.type.values) == 1:
+            return self.type.values[0]
+        return None
+
+    @property
+    def is_const(self) -> bool:
+        return isinstance(self.type, Const) and len(self.type.values) == 1
+
+
+@dataclass
+class StructDef:
+    name: str
+    fields: list[Field]
+    pointer: str  # JSON pointer of the schema node it came from
+    description: str | None = None
+    page: str = ""
+    tag_field: str | None = None  # wire name of the msgspec tag field, when tagged
+    kind: Literal["struct"] = "struct"
+
+    def field_by_wire(self, wire_name: str) -> Field | None:
+        for f in self.fields:
+            if f.wire_name == wire_name:
+                return f
+        return None
+
+    @property
+    def tag_value(self) -> Any:
+        assert self.tag_field is not None
+        f = self.field_by_wire(self.tag_field)
+        assert f is not None
+        return f.const_value
+
+
+@dataclass
+class AliasDef:
+    """A named type that is another type: primitives, enums (as Literal), open objects."""
+
+    name: str
+    target: TypeExpr
+    pointer: str
+    description: str | None = None
+    page: str = ""
+    kind: Literal["alias"] = "alias"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One test of a decoded JSON value that selects a union variant.
+
+    ``op`` is ``kind`` (the value's JSON kind is ``value``), ``has`` (an object has a key
+    at ``path``), ``eq`` (the key at ``path`` equals ``value``) or ``in`` (it is one of
+    the values in ``value``).
+    """
+
+    op: Literal["kind", "has", "eq", "in"]
+    path: tuple[str, ...] = ()
+    value: Any = None
+
+
+@dataclass
+class Rule:
+    check: Check
+    variant: TypeExpr
+    guaranteed: bool  # every instance of the variant passes the check
+
+
+@dataclass
+class UnionDef:
+    name: str
+    members: list[TypeExpr]
+    pointer: str
+    description: str | None = None
+    page: str = ""
+    tag_field: str | None = None  # set when msgspec can decode it natively as a tagged union
+    native: bool = False  # msgspec decodes it without help
+    rules: list[Rule] = field(default_factory=list)  # for non-native unions, tried in order
+    fallback: TypeExpr | None = None
+    kind: Literal["union"] = "union"
+
+
+TypeDef = Union[StructDef, AliasDef, UnionDef]
+
+# ---------------------------------------------------------------- methods
+
+Direction = Literal["c2s", "s2c"]
+
+
+@dataclass
+class Method:
+    method: str
+    kind: Literal["request", "notification"]
+    direction: Direction
+    message_type: str  # e.g. CallToolRequest
+    params_type: TypeExpr | None
+    params_required: bool
+    result_type: str | None  # None for notifications
+    capability: str | None
+    py_name: str  # e.g. call_tool, on_progress
+
+    @property
+    def key(self) -> str:
+        return f"{self.direction} {self.method}"
+
+
+@dataclass
+class Report:
+    level: Literal["info", "warning"]
+    message: str
+
+
+@dataclass
+class Model:
+    revision: str
+    sha256: str
+    source: str
+    types: dict[str, TypeDef]
+    methods: list[Method]
+    reports: list[Report] = field(default_factory=list)
+
+    def methods_for(self, direction: Direction, kind: str | None = None) -> list[Method]:
+        return [m for m in self.methods if m.direction == direction and (kind is None or m.kind == kind)]
+
+    def structs(self) -> list[StructDef]:
+        return [t for t in self.types.values() if isinstance(t, StructDef)]
+
+    def unions(self) -> list[UnionDef]:
+        return [t for t in self.types.values() if isinstance(t, UnionDef)]
+
+    def aliases(self) -> list[AliasDef]:
+        return [t for t in self.types.values() if isinstance(t, AliasDef)]

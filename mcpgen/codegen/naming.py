@@ -1,0 +1,36 @@
+"""Python names for schema names: snake_case attributes, PascalCase type names."""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def snake(name: str) -> str:
+    """``isError`` -> ``is_error``, ``URLElicitation`` -> ``url_elicitation``."""
+    return _CAMEL_HUMP.sub("_", re.sub(r"[^A-Za-z0-9_]+", "_", name)).lower().strip("_")
+
+
+def field_name(wire: str) -> str:
+    """The attribute for a wire name: ``_meta`` -> ``meta``, ``$schema`` -> ``schema``."""
+    name = snake(wire.lstrip("_$")) or "value"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name[0].isdigit():
+        name += "_"
+    return name
+
+
+def pascal(wire: str) -> str:
+    """``listChanged`` -> ``ListChanged``, ``_meta`` -> ``Meta``, ``oneOf`` -> ``OneOf``."""
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", wire) if p]
+    return "".join(p[0].upper() + p[1:] for p in parts)
+
+
+def method_py_name(type_name: str) -> str:
+    """``CallToolRequest`` -> ``call_tool``, ``ProgressNotification`` -> ``progress``."""
+    for suffix in ("Request", "Notification"):
+        if type_name.endswith(suffix) and type_name != suffix:
+            type_name = type_name[: -len(suffix)]
+            break
+    return snake(type_name)
