@@ -34,6 +34,7 @@ from mcpgen.codegen.ir import (
     TypeExpr,
     UnionDef,
     UnionOf,
+    type_label,
 )
 
 _PRIM_KIND: dict[str, JsonKind] = {
@@ -57,9 +58,7 @@ class Leaf:
 
     @property
     def label(self) -> str:
-        if isinstance(self.expr, Named):
-            return self.expr.name
-        return self.struct.name if self.struct else repr(self.expr)
+        return type_label(self.expr)
 
     @property
     def is_dict(self) -> bool:
@@ -199,11 +198,14 @@ class _RuleFinder:
         while len(remaining) > 1 or (remaining and dicts):
             found = self.find(remaining, guaranteed=True) or self.find(remaining, guaranteed=False)
             if found is None:
-                self.report(
-                    "warning",
-                    f"{union.name}: cannot tell {', '.join(x.label for x in remaining)} apart; "
-                    f"decoding picks {remaining[0].label}",
-                )
+                names = ", ".join(x.label for x in remaining)
+                if self.same_shape(remaining):
+                    # Nothing is lost: every variant decodes the same JSON to the same data.
+                    self.report("info", f"{union.name}: {names} have one shape; decoding picks {remaining[0].label}")
+                else:
+                    self.report(
+                        "warning", f"{union.name}: cannot tell {names} apart; decoding picks {remaining[0].label}"
+                    )
                 winner = remaining[0]
                 if dicts:  # the structs still need a check that keeps them from the dict
                     union.rules.append(Rule(self.must_checks(winner)[-1], winner.expr, True))
@@ -228,6 +230,14 @@ class _RuleFinder:
             union.fallback = dicts[0].expr
         elif remaining:
             union.fallback = remaining[0].expr
+
+    @staticmethod
+    def same_shape(leaves: list[Leaf]) -> bool:
+        shapes = {
+            tuple((f.wire_name, f.required, repr(f.type)) for f in leaf.struct.fields) if leaf.struct else None
+            for leaf in leaves
+        }
+        return len(shapes) == 1 and None not in shapes
 
     def report(self, level: Any, message: str) -> None:
         self.model.reports.append(Report(level, message))

@@ -70,6 +70,21 @@ class UnionOf:
 
 TypeExpr = Union[Prim, ListOf, DictOf, Const, Named, UnionOf]
 
+
+def type_label(expr: TypeExpr) -> str:
+    """A short, Python-like spelling of a type expression for messages."""
+    if isinstance(expr, Named):
+        return expr.name
+    if isinstance(expr, Prim):
+        return expr.name
+    if isinstance(expr, ListOf):
+        return f"list[{type_label(expr.item)}]"
+    if isinstance(expr, DictOf):
+        return f"dict[str, {type_label(expr.value)}]"
+    if isinstance(expr, Const):
+        return f"Literal[{', '.join(repr(v) for v in expr.values)}]"
+    return " | ".join(type_label(m) for m in expr.members)
+
 # ---------------------------------------------------------------- named types
 
 JsonKind = Literal["object", "array", "string", "integer", "number", "boolean", "null", "any"]

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import textwrap
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,8 +50,8 @@ FILES = {
 SPEC_BASE = "https://modelcontextprotocol.io/specification"
 # Names the generated modules import. A schema type with one of these names (2024-11-05
 # has a type called `Annotated`) keeps its name; the import is renamed instead.
-IMPORTED = ("Annotated", "Any", "ClassVar", "Literal", "TypeAlias", "TYPE_CHECKING",
-            "UNSET", "Meta", "Struct", "UnsetType", "field", "UntaggedUnion", "TypeVar")  # fmt: skip
+IMPORTED = ("Annotated", "Any", "ClassVar", "Literal", "TypeAlias", "TYPE_CHECKING", "UNSET",
+            "Meta", "UnsetType", "field", "SchemaStruct", "UntaggedUnion", "TypeVar")  # fmt: skip
 _SYMBOLS: dict[str, str] = {}
 
 
@@ -76,14 +79,27 @@ def render_package(model: Model) -> Rendered:
     _SYMBOLS.update({n: f"_{n}" for n in IMPORTED if n in model.types})
     env = _environment(model)
     context = _context(model)
-    files: dict[str, str] = {}
-    for out_name, template in FILES.items():
-        if template is None:
-            files[out_name] = ""
-            continue
-        raw = env.get_template(template).render(**context)
-        files[out_name] = _format(out_name, raw)
-    return Rendered(files)
+    raw = {
+        name: env.get_template(template).render(**context) if template else ""
+        for name, template in FILES.items()
+    }
+    return Rendered(_format_all(raw))
+
+
+def _format_all(raw: dict[str, str]) -> dict[str, str]:
+    """black every file; on a multi-core Linux box, two at a time (types.py alone takes
+    most of the time, so the rest format beside it)."""
+    names = sorted((n for n in raw if raw[n]), key=lambda n: -len(raw[n]))
+    formatted = {n: "" for n in raw}
+    if "fork" in multiprocessing.get_all_start_methods() and (os.cpu_count() or 1) > 1:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=2, mp_context=context) as pool:
+            for name, text in zip(names, pool.map(_format, names, [raw[n] for n in names])):
+                formatted[name] = text
+    else:
+        for name in names:
+            formatted[name] = _format(name, raw[name])
+    return formatted
 
 
 def write_package(rendered: Rendered, out_dir: Path) -> list[Path]:
@@ -180,6 +196,7 @@ def _environment(model: Model) -> jinja2.Environment:
         snake=naming.snake,
         test=check_expr,
         field_line=field_line,
+        union_expr=union_expr,
         page_url=lambda t: f"{_context_root(model)}/{t.page}",
         call_args=lambda m: call_args(model, m),
         call_params=lambda m: call_params(model, m),
@@ -342,24 +359,43 @@ def _struct_kwargs(model: Model, method: Method) -> StructDef | None:
     return None
 
 
+def union_expr(members: list[TypeExpr], indent: int = 0) -> str:
+    """``A | B``, or one member a line in parentheses when that would be long."""
+    parts = [py_type(m) for m in members]
+    flat = " | ".join(parts)
+    if len(flat) + indent < 70:
+        return flat
+    pad = " " * (indent + 4)
+    return "(\n" + "".join(f"{pad}{'| ' if i else ''}{p}\n" for i, p in enumerate(parts)) + " " * indent + ")"
+
+
 def call_args(model: Model, method: Method) -> str:
-    """Keyword parameters of a typed call: the params struct's fields, or ``params``."""
+    """The parameter list of a typed call: ``self`` and the params struct's fields as
+    keywords (one a line, as black would print them), or a single ``params``."""
+    args = ["self"] + _call_args(model, method)
+    if len(args) <= 2 and sum(len(a) for a in args) < 60:
+        return ", ".join(args)
+    return "\n" + "".join(f"        {a},\n" for a in args) + "    "
+
+
+def _call_args(model: Model, method: Method) -> list[str]:
     struct = _struct_kwargs(model, method)
     if method.params_type is None:
-        return ""
+        return []
     if struct is None:
         default = "" if method.params_required else " | None = None"
-        return f", params: {py_type(method.params_type)}{default}"
-    args = []
+        return [f"params: {py_type(method.params_type)}{default}"]
+    args = ["*"]
     fields = [f for f in struct.fields if not (f.is_const and f.wire_name == struct.tag_field)]
-    for f in sorted(fields, key=lambda f: not f.required or f.is_const):
+    # Required first, then optional, `_meta` last: the order a caller reads them in.
+    for f in sorted(fields, key=lambda f: (not f.required or f.is_const, f.wire_name == "_meta")):
         if f.is_const:
             continue
         if f.required:
             args.append(f"{f.py_name}: {py_type(f.type)}")
         else:
             args.append(f"{f.py_name}: {py_type(f.type)} | {sym('UnsetType')} = {sym('UNSET')}")
-    return (", *, " + ", ".join(args)) if args else ""
+    return args if len(args) > 1 else []
 
 
 def call_params(model: Model, method: Method) -> str:

@@ -7,7 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec import Struct
+
 MISSING: Any = object()
+
+
+class SchemaStruct(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+    """Base of every generated struct.
+
+    Keyword-only construction; unset fields are left out of ``repr``; instances are not
+    tracked by the garbage collector (decoded protocol data holds no reference cycles),
+    which makes decoding large messages markedly cheaper.
+    """
 
 
 def lookup(raw: Any, *path: str) -> Any:

@@ -51,12 +51,19 @@ class ClientCalls(ABC):
             InitializeResult,
         )
 
-    async def ping(self, *, meta: dict[str, Any] | UnsetType = UNSET) -> EmptyResult:
+    async def ping(
+        self,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
+    ) -> EmptyResult:
         """Send ``ping``."""
         return await self.send_request("ping", RequestParams(meta=meta), EmptyResult)
 
     async def list_resources(
-        self, *, meta: dict[str, Any] | UnsetType = UNSET, cursor: str | UnsetType = UNSET
+        self,
+        *,
+        cursor: str | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> ListResourcesResult:
         """Send ``resources/list`` (needs ``server.resources``)."""
         return await self.send_request(
@@ -64,7 +71,10 @@ class ClientCalls(ABC):
         )
 
     async def list_resource_templates(
-        self, *, meta: dict[str, Any] | UnsetType = UNSET, cursor: str | UnsetType = UNSET
+        self,
+        *,
+        cursor: str | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> ListResourceTemplatesResult:
         """Send ``resources/templates/list`` (needs ``server.resources``)."""
         return await self.send_request(
@@ -74,21 +84,32 @@ class ClientCalls(ABC):
         )
 
     async def read_resource(
-        self, *, uri: str, meta: dict[str, Any] | UnsetType = UNSET
+        self,
+        *,
+        uri: str,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> ReadResourceResult:
         """Send ``resources/read`` (needs ``server.resources``)."""
         return await self.send_request(
             "resources/read", ReadResourceRequestParams(meta=meta, uri=uri), ReadResourceResult
         )
 
-    async def subscribe(self, *, uri: str, meta: dict[str, Any] | UnsetType = UNSET) -> EmptyResult:
+    async def subscribe(
+        self,
+        *,
+        uri: str,
+        meta: dict[str, Any] | UnsetType = UNSET,
+    ) -> EmptyResult:
         """Send ``resources/subscribe`` (needs ``server.resources.subscribe``)."""
         return await self.send_request(
             "resources/subscribe", SubscribeRequestParams(meta=meta, uri=uri), EmptyResult
         )
 
     async def unsubscribe(
-        self, *, uri: str, meta: dict[str, Any] | UnsetType = UNSET
+        self,
+        *,
+        uri: str,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> EmptyResult:
         """Send ``resources/unsubscribe`` (needs ``server.resources.subscribe``)."""
         return await self.send_request(
@@ -96,7 +117,10 @@ class ClientCalls(ABC):
         )
 
     async def list_prompts(
-        self, *, meta: dict[str, Any] | UnsetType = UNSET, cursor: str | UnsetType = UNSET
+        self,
+        *,
+        cursor: str | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> ListPromptsResult:
         """Send ``prompts/list`` (needs ``server.prompts``)."""
         return await self.send_request(
@@ -107,8 +131,8 @@ class ClientCalls(ABC):
         self,
         *,
         name: str,
-        meta: dict[str, Any] | UnsetType = UNSET,
         arguments: dict[str, str] | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> GetPromptResult:
         """Send ``prompts/get`` (needs ``server.prompts``)."""
         return await self.send_request(
@@ -118,7 +142,10 @@ class ClientCalls(ABC):
         )
 
     async def list_tools(
-        self, *, meta: dict[str, Any] | UnsetType = UNSET, cursor: str | UnsetType = UNSET
+        self,
+        *,
+        cursor: str | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> ListToolsResult:
         """Send ``tools/list`` (needs ``server.tools``)."""
         return await self.send_request(
@@ -129,9 +156,9 @@ class ClientCalls(ABC):
         self,
         *,
         name: str,
-        meta: dict[str, Any] | UnsetType = UNSET,
         arguments: dict[str, Any] | UnsetType = UNSET,
         task: TaskMetadata | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> CallToolResult:
         """Send ``tools/call`` (needs ``server.tools``)."""
         return await self.send_request(
@@ -140,26 +167,41 @@ class ClientCalls(ABC):
             CallToolResult,
         )
 
-    async def get_task(self, *, task_id: str) -> GetTaskResult:
+    async def get_task(
+        self,
+        *,
+        task_id: str,
+    ) -> GetTaskResult:
         """Send ``tasks/get`` (needs ``server.tasks``)."""
         return await self.send_request(
             "tasks/get", GetTaskRequestParams(task_id=task_id), GetTaskResult
         )
 
-    async def get_task_payload(self, *, task_id: str) -> GetTaskPayloadResult:
+    async def get_task_payload(
+        self,
+        *,
+        task_id: str,
+    ) -> GetTaskPayloadResult:
         """Send ``tasks/result`` (needs ``server.tasks``)."""
         return await self.send_request(
             "tasks/result", GetTaskPayloadRequestParams(task_id=task_id), GetTaskPayloadResult
         )
 
-    async def cancel_task(self, *, task_id: str) -> CancelTaskResult:
+    async def cancel_task(
+        self,
+        *,
+        task_id: str,
+    ) -> CancelTaskResult:
         """Send ``tasks/cancel`` (needs ``server.tasks.cancel``)."""
         return await self.send_request(
             "tasks/cancel", CancelTaskRequestParams(task_id=task_id), CancelTaskResult
         )
 
     async def list_tasks(
-        self, *, meta: dict[str, Any] | UnsetType = UNSET, cursor: str | UnsetType = UNSET
+        self,
+        *,
+        cursor: str | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> ListTasksResult:
         """Send ``tasks/list`` (needs ``server.tasks.list``)."""
         return await self.send_request(
@@ -167,7 +209,10 @@ class ClientCalls(ABC):
         )
 
     async def set_level(
-        self, *, level: LoggingLevel, meta: dict[str, Any] | UnsetType = UNSET
+        self,
+        *,
+        level: LoggingLevel,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> EmptyResult:
         """Send ``logging/setLevel`` (needs ``server.logging``)."""
         return await self.send_request(
@@ -179,8 +224,8 @@ class ClientCalls(ABC):
         *,
         argument: CompleteRequestParamsArgument,
         ref: PromptReferenceOrResourceTemplateReference,
-        meta: dict[str, Any] | UnsetType = UNSET,
         context: CompleteRequestParamsContext | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> CompleteResult:
         """Send ``completion/complete`` (needs ``server.completions``)."""
         return await self.send_request(
@@ -192,9 +237,9 @@ class ClientCalls(ABC):
     async def notify_cancelled(
         self,
         *,
-        meta: dict[str, Any] | UnsetType = UNSET,
         reason: str | UnsetType = UNSET,
         request_id: RequestId | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/cancelled``."""
         await self.send_notification(
@@ -202,7 +247,11 @@ class ClientCalls(ABC):
             CancelledNotificationParams(meta=meta, reason=reason, request_id=request_id),
         )
 
-    async def notify_initialized(self, *, meta: dict[str, Any] | UnsetType = UNSET) -> None:
+    async def notify_initialized(
+        self,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
+    ) -> None:
         """Send ``notifications/initialized``."""
         await self.send_notification("notifications/initialized", NotificationParams(meta=meta))
 
@@ -211,9 +260,9 @@ class ClientCalls(ABC):
         *,
         progress: float,
         progress_token: ProgressToken,
-        meta: dict[str, Any] | UnsetType = UNSET,
         message: str | UnsetType = UNSET,
         total: float | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/progress``."""
         await self.send_notification(
@@ -235,9 +284,9 @@ class ClientCalls(ABC):
         status: TaskStatus,
         task_id: str,
         ttl: int | None,
-        meta: dict[str, Any] | UnsetType = UNSET,
         poll_interval: int | UnsetType = UNSET,
         status_message: str | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/tasks/status``."""
         await self.send_notification(
@@ -254,7 +303,11 @@ class ClientCalls(ABC):
             ),
         )
 
-    async def notify_roots_list_changed(self, *, meta: dict[str, Any] | UnsetType = UNSET) -> None:
+    async def notify_roots_list_changed(
+        self,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
+    ) -> None:
         """Send ``notifications/roots/list_changed`` (needs ``client.roots.listChanged``)."""
         await self.send_notification(
             "notifications/roots/list_changed", NotificationParams(meta=meta)

@@ -131,30 +131,49 @@ class ServerCalls(ABC):
     async def send_notification(self, method: str, params: Any) -> None:
         """Send a notification."""
 
-    async def ping(self, *, meta: dict[str, Any] | UnsetType = UNSET) -> EmptyResult:
+    async def ping(
+        self,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
+    ) -> EmptyResult:
         """Send ``ping``."""
         return await self.send_request("ping", RequestParams(meta=meta), EmptyResult)
 
-    async def get_task(self, *, task_id: str) -> GetTaskResult:
+    async def get_task(
+        self,
+        *,
+        task_id: str,
+    ) -> GetTaskResult:
         """Send ``tasks/get`` (needs ``client.tasks``)."""
         return await self.send_request(
             "tasks/get", GetTaskRequestParams(task_id=task_id), GetTaskResult
         )
 
-    async def get_task_payload(self, *, task_id: str) -> GetTaskPayloadResult:
+    async def get_task_payload(
+        self,
+        *,
+        task_id: str,
+    ) -> GetTaskPayloadResult:
         """Send ``tasks/result`` (needs ``client.tasks``)."""
         return await self.send_request(
             "tasks/result", GetTaskPayloadRequestParams(task_id=task_id), GetTaskPayloadResult
         )
 
-    async def cancel_task(self, *, task_id: str) -> CancelTaskResult:
+    async def cancel_task(
+        self,
+        *,
+        task_id: str,
+    ) -> CancelTaskResult:
         """Send ``tasks/cancel`` (needs ``client.tasks.cancel``)."""
         return await self.send_request(
             "tasks/cancel", CancelTaskRequestParams(task_id=task_id), CancelTaskResult
         )
 
     async def list_tasks(
-        self, *, meta: dict[str, Any] | UnsetType = UNSET, cursor: str | UnsetType = UNSET
+        self,
+        *,
+        cursor: str | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> ListTasksResult:
         """Send ``tasks/list`` (needs ``client.tasks.list``)."""
         return await self.send_request(
@@ -166,7 +185,6 @@ class ServerCalls(ABC):
         *,
         max_tokens: int,
         messages: list[SamplingMessage],
-        meta: dict[str, Any] | UnsetType = UNSET,
         include_context: Literal["allServers", "none", "thisServer"] | UnsetType = UNSET,
         metadata: dict[str, Any] | UnsetType = UNSET,
         model_preferences: ModelPreferences | UnsetType = UNSET,
@@ -176,6 +194,7 @@ class ServerCalls(ABC):
         temperature: float | UnsetType = UNSET,
         tool_choice: ToolChoice | UnsetType = UNSET,
         tools: list[Tool] | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> CreateMessageResult:
         """Send ``sampling/createMessage`` (needs ``client.sampling``)."""
         return await self.send_request(
@@ -197,7 +216,11 @@ class ServerCalls(ABC):
             CreateMessageResult,
         )
 
-    async def list_roots(self, *, meta: dict[str, Any] | UnsetType = UNSET) -> ListRootsResult:
+    async def list_roots(
+        self,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
+    ) -> ListRootsResult:
         """Send ``roots/list`` (needs ``client.roots``)."""
         return await self.send_request("roots/list", RequestParams(meta=meta), ListRootsResult)
 
@@ -208,9 +231,9 @@ class ServerCalls(ABC):
     async def notify_cancelled(
         self,
         *,
-        meta: dict[str, Any] | UnsetType = UNSET,
         reason: str | UnsetType = UNSET,
         request_id: RequestId | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/cancelled``."""
         await self.send_notification(
@@ -223,9 +246,9 @@ class ServerCalls(ABC):
         *,
         progress: float,
         progress_token: ProgressToken,
-        meta: dict[str, Any] | UnsetType = UNSET,
         message: str | UnsetType = UNSET,
         total: float | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/progress``."""
         await self.send_notification(
@@ -240,7 +263,9 @@ class ServerCalls(ABC):
         )
 
     async def notify_resource_list_changed(
-        self, *, meta: dict[str, Any] | UnsetType = UNSET
+        self,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/resources/list_changed`` (needs ``server.resources.listChanged``)."""
         await self.send_notification(
@@ -248,20 +273,31 @@ class ServerCalls(ABC):
         )
 
     async def notify_resource_updated(
-        self, *, uri: str, meta: dict[str, Any] | UnsetType = UNSET
+        self,
+        *,
+        uri: str,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/resources/updated`` (needs ``server.resources.subscribe``)."""
         await self.send_notification(
             "notifications/resources/updated", ResourceUpdatedNotificationParams(meta=meta, uri=uri)
         )
 
-    async def notify_prompt_list_changed(self, *, meta: dict[str, Any] | UnsetType = UNSET) -> None:
+    async def notify_prompt_list_changed(
+        self,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
+    ) -> None:
         """Send ``notifications/prompts/list_changed`` (needs ``server.prompts.listChanged``)."""
         await self.send_notification(
             "notifications/prompts/list_changed", NotificationParams(meta=meta)
         )
 
-    async def notify_tool_list_changed(self, *, meta: dict[str, Any] | UnsetType = UNSET) -> None:
+    async def notify_tool_list_changed(
+        self,
+        *,
+        meta: dict[str, Any] | UnsetType = UNSET,
+    ) -> None:
         """Send ``notifications/tools/list_changed`` (needs ``server.tools.listChanged``)."""
         await self.send_notification(
             "notifications/tools/list_changed", NotificationParams(meta=meta)
@@ -275,9 +311,9 @@ class ServerCalls(ABC):
         status: TaskStatus,
         task_id: str,
         ttl: int | None,
-        meta: dict[str, Any] | UnsetType = UNSET,
         poll_interval: int | UnsetType = UNSET,
         status_message: str | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/tasks/status``."""
         await self.send_notification(
@@ -299,8 +335,8 @@ class ServerCalls(ABC):
         *,
         data: Any,
         level: LoggingLevel,
-        meta: dict[str, Any] | UnsetType = UNSET,
         logger: str | UnsetType = UNSET,
+        meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/message`` (needs ``server.logging``)."""
         await self.send_notification(
@@ -308,7 +344,11 @@ class ServerCalls(ABC):
             LoggingMessageNotificationParams(meta=meta, data=data, level=level, logger=logger),
         )
 
-    async def notify_elicitation_complete(self, *, elicitation_id: str) -> None:
+    async def notify_elicitation_complete(
+        self,
+        *,
+        elicitation_id: str,
+    ) -> None:
         """Send ``notifications/elicitation/complete`` (needs ``client.elicitation.url``)."""
         await self.send_notification(
             "notifications/elicitation/complete",

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
 
-from msgspec import UNSET, Meta, Struct, UnsetType, field
+from msgspec import UNSET, Meta, UnsetType, field
 
-from ._support import UntaggedUnion
+from ._support import SchemaStruct, UntaggedUnion
 
 
-class Annotations(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Annotations(SchemaStruct):
     """Optional hints telling the client who a piece of content is for, how important it is and
     when it last changed; clients may use them when displaying or selecting content.
 
@@ -40,9 +40,7 @@ class Annotations(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class AudioContent(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="audio"
-):
+class AudioContent(SchemaStruct, tag_field="type", tag="audio"):
     """A content block carrying base64-encoded audio, passed to or produced by a language model
     (type 'audio').
 
@@ -66,7 +64,7 @@ class AudioContent(
     """Optional client hints about the intended audience, priority and last modification time."""
 
 
-class BaseMetadata(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class BaseMetadata(SchemaStruct):
     """Shared base for objects that have a programmatic name plus an optional human-friendly
     title.
 
@@ -82,7 +80,7 @@ class BaseMetadata(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class BlobResourceContents(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class BlobResourceContents(SchemaStruct):
     """Resource contents delivered as binary data, encoded as a base64 string in the blob
     field.
 
@@ -104,7 +102,7 @@ class BlobResourceContents(Struct, kw_only=True, gc=False, repr_omit_defaults=Tr
     """Media type of the contents, such as text/plain; left out when unknown."""
 
 
-class BooleanSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class BooleanSchema(SchemaStruct):
     """Elicitation form field schema for a true/false value, with optional title, description
     and default.
 
@@ -120,9 +118,7 @@ class BooleanSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     type: Literal["boolean"] = "boolean"
 
 
-class CallToolRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tools/call"
-):
+class CallToolRequest(SchemaStruct, tag_field="method", tag="tools/call"):
     """Request sent by the client to run a tool offered by the server (method 'tools/call').
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/tools
@@ -137,7 +133,7 @@ class CallToolRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class CallToolRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CallToolRequestParams(SchemaStruct):
     """Parameters of a 'tools/call' request: the tool name, its arguments and optional task
     metadata.
 
@@ -162,7 +158,7 @@ class CallToolRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=T
     """
 
 
-class CallToolResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CallToolResult(SchemaStruct):
     """What the server returns after running a tool: unstructured content blocks, optional
     structured output and an error flag.
 
@@ -189,9 +185,7 @@ class CallToolResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class CancelTaskRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tasks/cancel"
-):
+class CancelTaskRequest(SchemaStruct, tag_field="method", tag="tasks/cancel"):
     """Request asking the receiver to cancel one of its tasks (method 'tasks/cancel').
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
@@ -206,14 +200,14 @@ class CancelTaskRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class CancelTaskRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CancelTaskRequestParams(SchemaStruct):
     """Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks"""
 
     task_id: str = field(name="taskId")
     """Id of the task to cancel."""
 
 
-class CancelTaskResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CancelTaskResult(SchemaStruct):
     """Reply to 'tasks/cancel', carrying the task's data after the cancellation.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
@@ -248,14 +242,7 @@ class CancelTaskResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class CancelledNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/cancelled",
-):
+class CancelledNotification(SchemaStruct, tag_field="method", tag="notifications/cancelled"):
     """Notification either side may send to say it no longer needs the result of a request it
     issued earlier (method 'notifications/cancelled'). It can cross with a response already
     on its way; the initialize request cannot be cancelled, and tasks are cancelled with
@@ -271,7 +258,7 @@ class CancelledNotification(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class CancelledNotificationParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CancelledNotificationParams(SchemaStruct):
     """Parameters of a 'notifications/cancelled' notification: which request is abandoned and,
     optionally, why.
 
@@ -293,7 +280,7 @@ class CancelledNotificationParams(Struct, kw_only=True, gc=False, repr_omit_defa
     """
 
 
-class ClientCapabilities(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ClientCapabilities(SchemaStruct):
     """Features the client declares during initialization, such as roots, sampling, elicitation
     and tasks. The set is open, so clients may add their own non-standard entries.
 
@@ -318,7 +305,7 @@ class ClientCapabilities(Struct, kw_only=True, gc=False, repr_omit_defaults=True
     """
 
 
-class ClientCapabilitiesElicitation(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ClientCapabilitiesElicitation(SchemaStruct):
     """Declared when the client can handle 'elicitation/create' requests from the server.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -329,7 +316,7 @@ class ClientCapabilitiesElicitation(Struct, kw_only=True, gc=False, repr_omit_de
     url: dict[str, Any] | UnsetType = UNSET
 
 
-class ClientCapabilitiesRoots(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ClientCapabilitiesRoots(SchemaStruct):
     """Declared when the client can answer 'roots/list' requests.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -339,7 +326,7 @@ class ClientCapabilitiesRoots(Struct, kw_only=True, gc=False, repr_omit_defaults
     """Whether the client sends a notification when its roots list changes."""
 
 
-class ClientCapabilitiesSampling(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ClientCapabilitiesSampling(SchemaStruct):
     """Declared when the client can serve 'sampling/createMessage' requests for the server.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -354,7 +341,7 @@ class ClientCapabilitiesSampling(Struct, kw_only=True, gc=False, repr_omit_defau
     """Whether the client accepts the tools and toolChoice parameters in sampling requests."""
 
 
-class ClientCapabilitiesTasks(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ClientCapabilitiesTasks(SchemaStruct):
     """Declared when the client can run incoming requests as tasks; its sub-fields say which
     operations are supported.
 
@@ -371,7 +358,7 @@ class ClientCapabilitiesTasks(Struct, kw_only=True, gc=False, repr_omit_defaults
     """Which request types the client will accept as tasks."""
 
 
-class ClientCapabilitiesTasksRequests(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ClientCapabilitiesTasksRequests(SchemaStruct):
     """Which request types the client will accept as tasks.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -384,9 +371,7 @@ class ClientCapabilitiesTasksRequests(Struct, kw_only=True, gc=False, repr_omit_
     """Groups the sampling request types the client can run as tasks."""
 
 
-class ClientCapabilitiesTasksRequestsElicitation(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True
-):
+class ClientCapabilitiesTasksRequestsElicitation(SchemaStruct):
     """Groups the elicitation request types the client can run as tasks.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -396,9 +381,7 @@ class ClientCapabilitiesTasksRequestsElicitation(
     """Whether 'elicitation/create' requests may be task-augmented."""
 
 
-class ClientCapabilitiesTasksRequestsSampling(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True
-):
+class ClientCapabilitiesTasksRequestsSampling(SchemaStruct):
     """Groups the sampling request types the client can run as tasks.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -408,14 +391,7 @@ class ClientCapabilitiesTasksRequestsSampling(
     """Whether 'sampling/createMessage' requests may be task-augmented."""
 
 
-class CompleteRequest(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="completion/complete",
-):
+class CompleteRequest(SchemaStruct, tag_field="method", tag="completion/complete"):
     """Request from the client asking the server for autocompletion suggestions for a prompt or
     resource template argument (method 'completion/complete').
 
@@ -431,7 +407,7 @@ class CompleteRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class CompleteRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CompleteRequestParams(SchemaStruct):
     """Parameters of a 'completion/complete' request: the prompt or resource reference, the
     argument being completed and optional context.
 
@@ -452,7 +428,7 @@ class CompleteRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=T
     """Optional extra context for the completion."""
 
 
-class CompleteRequestParamsArgument(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CompleteRequestParamsArgument(SchemaStruct):
     """The argument to complete: its name and the partial value entered so far.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/completion
@@ -465,7 +441,7 @@ class CompleteRequestParamsArgument(Struct, kw_only=True, gc=False, repr_omit_de
     """Current text of the argument, used to match completion candidates."""
 
 
-class CompleteRequestParamsContext(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CompleteRequestParamsContext(SchemaStruct):
     """Optional extra context for the completion.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/completion
@@ -475,7 +451,7 @@ class CompleteRequestParamsContext(Struct, kw_only=True, gc=False, repr_omit_def
     """Argument values already resolved for the prompt or URI template, keyed by name."""
 
 
-class CompleteResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CompleteResult(SchemaStruct):
     """The server's answer to 'completion/complete', listing suggested values for the argument.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/completion
@@ -489,7 +465,7 @@ class CompleteResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class CompleteResultCompletion(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CompleteResultCompletion(SchemaStruct):
     """Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/completion"""
 
     values: list[str]
@@ -502,14 +478,7 @@ class CompleteResultCompletion(Struct, kw_only=True, gc=False, repr_omit_default
     """Total number of suggestions available, which may exceed the number returned."""
 
 
-class CreateMessageRequest(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="sampling/createMessage",
-):
+class CreateMessageRequest(SchemaStruct, tag_field="method", tag="sampling/createMessage"):
     """Request from the server asking the client to run an LLM sampling call (method
     'sampling/createMessage'). The client chooses the model and should let the user review
     and approve the request first.
@@ -526,7 +495,7 @@ class CreateMessageRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class CreateMessageRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CreateMessageRequestParams(SchemaStruct):
     """Parameters of a 'sampling/createMessage' request: the conversation messages, token
     limit, model preferences and optional tools.
 
@@ -583,7 +552,7 @@ class CreateMessageRequestParams(Struct, kw_only=True, gc=False, repr_omit_defau
     """
 
 
-class CreateMessageResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CreateMessageResult(SchemaStruct):
     """The client's reply to 'sampling/createMessage', holding the generated message plus the
     model used and why generation stopped. The user should be able to review it before the
     server receives it.
@@ -609,7 +578,7 @@ class CreateMessageResult(Struct, kw_only=True, gc=False, repr_omit_defaults=Tru
     """
 
 
-class CreateTaskResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class CreateTaskResult(SchemaStruct):
     """Immediate reply to a task-augmented request, describing the newly created task instead
     of the final result.
 
@@ -624,14 +593,7 @@ class CreateTaskResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class ElicitRequest(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="elicitation/create",
-):
+class ElicitRequest(SchemaStruct, tag_field="method", tag="elicitation/create"):
     """Request from the server asking the client to collect extra information from the user
     (method 'elicitation/create'). Requires the client's elicitation capability.
 
@@ -647,7 +609,7 @@ class ElicitRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class ElicitRequestFormParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ElicitRequestFormParams(SchemaStruct):
     """Parameters for form-mode elicitation: a message plus a flat schema of fields for the
     user to fill in. Not meant for sensitive data.
 
@@ -677,9 +639,7 @@ class ElicitRequestFormParams(Struct, kw_only=True, gc=False, repr_omit_defaults
     """
 
 
-class ElicitRequestFormParamsRequestedSchema(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True
-):
+class ElicitRequestFormParamsRequestedSchema(SchemaStruct):
     """Restricted JSON Schema for the form: a flat object whose properties are primitive field
     schemas, with no nesting.
 
@@ -695,7 +655,7 @@ class ElicitRequestFormParamsRequestedSchema(
     type: Literal["object"] = "object"
 
 
-class ElicitRequestURLParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ElicitRequestURLParams(SchemaStruct):
     """Parameters for URL-mode elicitation, where the user is sent to a web address to complete
     an interaction outside the client.
 
@@ -726,7 +686,7 @@ class ElicitRequestURLParams(Struct, kw_only=True, gc=False, repr_omit_defaults=
     """
 
 
-class ElicitResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ElicitResult(SchemaStruct):
     """The client's reply to an elicitation request: what the user did and, for an accepted
     form, the values entered.
 
@@ -750,12 +710,7 @@ class ElicitResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
 
 
 class ElicitationCompleteNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/elicitation/complete",
+    SchemaStruct, tag_field="method", tag="notifications/elicitation/complete"
 ):
     """Optional notification from server to client saying that a URL-mode (out-of-band)
     elicitation has finished (method 'notifications/elicitation/complete').
@@ -772,9 +727,7 @@ class ElicitationCompleteNotification(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class ElicitationCompleteNotificationParams(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True
-):
+class ElicitationCompleteNotificationParams(SchemaStruct):
     """Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation"""
 
     elicitation_id: str = field(name="elicitationId")
@@ -783,9 +736,7 @@ class ElicitationCompleteNotificationParams(
     """
 
 
-class EmbeddedResource(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="resource"
-):
+class EmbeddedResource(SchemaStruct, tag_field="type", tag="resource"):
     """A content block that carries a resource's contents inline within a prompt or tool
     result. The client decides how to present it to the model or user.
 
@@ -805,7 +756,7 @@ class EmbeddedResource(
     """Optional client hints about the intended audience, priority and last modification time."""
 
 
-class Error(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Error(SchemaStruct):
     """The error object inside a JSON-RPC error response, with a numeric code, a short message
     and optional extra data.
 
@@ -822,9 +773,7 @@ class Error(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Optional extra error details whose content the sender defines, such as nested errors."""
 
 
-class GetPromptRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="prompts/get"
-):
+class GetPromptRequest(SchemaStruct, tag_field="method", tag="prompts/get"):
     """Request from the client to fetch one prompt from the server with its arguments filled in
     (method 'prompts/get').
 
@@ -840,7 +789,7 @@ class GetPromptRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class GetPromptRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class GetPromptRequestParams(SchemaStruct):
     """Parameters of a 'prompts/get' request: the prompt name and its argument values.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/prompts
@@ -858,7 +807,7 @@ class GetPromptRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=
     """Values for the prompt's template arguments, keyed by name."""
 
 
-class GetPromptResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class GetPromptResult(SchemaStruct):
     """The server's reply to 'prompts/get', holding the prompt's messages and an optional
     description.
 
@@ -876,9 +825,7 @@ class GetPromptResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Optional summary of the prompt for display."""
 
 
-class GetTaskPayloadRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tasks/result"
-):
+class GetTaskPayloadRequest(SchemaStruct, tag_field="method", tag="tasks/result"):
     """Request for the final outcome of a task once it has completed (method 'tasks/result').
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
@@ -893,16 +840,14 @@ class GetTaskPayloadRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class GetTaskPayloadRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class GetTaskPayloadRequestParams(SchemaStruct):
     """Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks"""
 
     task_id: str = field(name="taskId")
     """Id of the task whose outcome is wanted."""
 
 
-class GetTaskRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tasks/get"
-):
+class GetTaskRequest(SchemaStruct, tag_field="method", tag="tasks/get"):
     """Request to look up the current state of a task (method 'tasks/get').
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
@@ -917,14 +862,14 @@ class GetTaskRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class GetTaskRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class GetTaskRequestParams(SchemaStruct):
     """Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks"""
 
     task_id: str = field(name="taskId")
     """Id of the task to look up."""
 
 
-class GetTaskResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class GetTaskResult(SchemaStruct):
     """Reply to 'tasks/get', carrying the task's current data.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
@@ -959,7 +904,7 @@ class GetTaskResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class Icon(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Icon(SchemaStruct):
     """An image a user interface may show for an item, optionally tagged with sizes, MIME type
     and a light or dark theme.
 
@@ -988,7 +933,7 @@ class Icon(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class Icons(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Icons(SchemaStruct):
     """Mixin that gives an object an optional list of icons.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -1001,9 +946,7 @@ class Icons(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class ImageContent(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="image"
-):
+class ImageContent(SchemaStruct, tag_field="type", tag="image"):
     """A content block carrying a base64-encoded image, passed to or produced by a language
     model (type 'image').
 
@@ -1027,7 +970,7 @@ class ImageContent(
     """Optional client hints about the intended audience, priority and last modification time."""
 
 
-class Implementation(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Implementation(SchemaStruct):
     """Name, version and optional display details identifying an MCP client or server
     implementation.
 
@@ -1059,9 +1002,7 @@ class Implementation(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Optional homepage URL for this implementation."""
 
 
-class InitializeRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="initialize"
-):
+class InitializeRequest(SchemaStruct, tag_field="method", tag="initialize"):
     """The first request a client sends after connecting, asking the server to start
     initialization and exchange capabilities (method 'initialize').
 
@@ -1077,7 +1018,7 @@ class InitializeRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class InitializeRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class InitializeRequestParams(SchemaStruct):
     """Parameters of an 'initialize' request: the client's protocol version, capabilities and
     implementation info.
 
@@ -1097,7 +1038,7 @@ class InitializeRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults
     """
 
 
-class InitializeResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class InitializeResult(SchemaStruct):
     """The server's reply to 'initialize', giving the chosen protocol version, its capabilities
     and implementation info, and optional usage instructions.
 
@@ -1124,14 +1065,7 @@ class InitializeResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class InitializedNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/initialized",
-):
+class InitializedNotification(SchemaStruct, tag_field="method", tag="notifications/initialized"):
     """Notification the client sends to the server once initialization is complete (method
     'notifications/initialized').
 
@@ -1145,7 +1079,7 @@ class InitializedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class JSONRPCErrorResponse(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class JSONRPCErrorResponse(SchemaStruct):
     """JSON-RPC response signalling that a request failed, carrying an Error object.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -1158,7 +1092,7 @@ class JSONRPCErrorResponse(Struct, kw_only=True, gc=False, repr_omit_defaults=Tr
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class JSONRPCNotification(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class JSONRPCNotification(SchemaStruct):
     """A JSON-RPC message with a method but no id; the receiver sends no reply.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -1171,7 +1105,7 @@ class JSONRPCNotification(Struct, kw_only=True, gc=False, repr_omit_defaults=Tru
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCRequest(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class JSONRPCRequest(SchemaStruct):
     """A JSON-RPC message with an id and a method; the receiver must answer with a response.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -1186,7 +1120,7 @@ class JSONRPCRequest(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCResultResponse(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class JSONRPCResultResponse(SchemaStruct):
     """A successful JSON-RPC reply to a request, carrying its result.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -1199,7 +1133,7 @@ class JSONRPCResultResponse(Struct, kw_only=True, gc=False, repr_omit_defaults=T
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class LegacyTitledEnumSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class LegacyTitledEnumSchema(SchemaStruct):
     """Deprecated single-select enum schema that labels options through a parallel enumNames
     array; use TitledSingleSelectEnumSchema instead.
 
@@ -1222,9 +1156,7 @@ class LegacyTitledEnumSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=
     type: Literal["string"] = "string"
 
 
-class ListPromptsRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="prompts/list"
-):
+class ListPromptsRequest(SchemaStruct, tag_field="method", tag="prompts/list"):
     """Request from the client for the prompts and prompt templates the server offers (method
     'prompts/list'); paginated.
 
@@ -1240,7 +1172,7 @@ class ListPromptsRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListPromptsResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ListPromptsResult(SchemaStruct):
     """The server's reply to 'prompts/list': one page of prompts and an optional cursor for the
     next page.
 
@@ -1259,12 +1191,7 @@ class ListPromptsResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True)
 
 
 class ListResourceTemplatesRequest(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="resources/templates/list",
+    SchemaStruct, tag_field="method", tag="resources/templates/list"
 ):
     """Request from the client for the server's resource templates (method
     'resources/templates/list'); paginated.
@@ -1281,7 +1208,7 @@ class ListResourceTemplatesRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListResourceTemplatesResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ListResourceTemplatesResult(SchemaStruct):
     """The server's reply to 'resources/templates/list': one page of templates and an optional
     cursor for the next page.
 
@@ -1299,14 +1226,7 @@ class ListResourceTemplatesResult(Struct, kw_only=True, gc=False, repr_omit_defa
     """Opaque cursor for fetching the next page; when present, more results may follow."""
 
 
-class ListResourcesRequest(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="resources/list",
-):
+class ListResourcesRequest(SchemaStruct, tag_field="method", tag="resources/list"):
     """Request from the client for the resources the server offers (method 'resources/list');
     paginated.
 
@@ -1322,7 +1242,7 @@ class ListResourcesRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListResourcesResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ListResourcesResult(SchemaStruct):
     """The server's reply to 'resources/list': one page of resources and an optional cursor for
     the next page.
 
@@ -1340,9 +1260,7 @@ class ListResourcesResult(Struct, kw_only=True, gc=False, repr_omit_defaults=Tru
     """Opaque cursor for fetching the next page; when present, more results may follow."""
 
 
-class ListRootsRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="roots/list"
-):
+class ListRootsRequest(SchemaStruct, tag_field="method", tag="roots/list"):
     """Request from the server asking the client for its roots, the directories or files the
     server may work with (method 'roots/list'). Requires the client's roots capability.
 
@@ -1358,7 +1276,7 @@ class ListRootsRequest(
     params: RequestParams | UnsetType = UNSET
 
 
-class ListRootsResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ListRootsResult(SchemaStruct):
     """The client's reply to 'roots/list', listing the roots the server may operate on.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/roots
@@ -1372,9 +1290,7 @@ class ListRootsResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class ListTasksRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tasks/list"
-):
+class ListTasksRequest(SchemaStruct, tag_field="method", tag="tasks/list"):
     """Request for a list of the receiver's tasks (method 'tasks/list'); paginated.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
@@ -1389,7 +1305,7 @@ class ListTasksRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListTasksResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ListTasksResult(SchemaStruct):
     """Reply to 'tasks/list': one page of tasks and an optional cursor for the next page.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
@@ -1406,9 +1322,7 @@ class ListTasksResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Opaque cursor for fetching the next page; when present, more results may follow."""
 
 
-class ListToolsRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="tools/list"
-):
+class ListToolsRequest(SchemaStruct, tag_field="method", tag="tools/list"):
     """Request from the client for the tools the server offers (method 'tools/list');
     paginated.
 
@@ -1424,7 +1338,7 @@ class ListToolsRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListToolsResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ListToolsResult(SchemaStruct):
     """The server's reply to 'tools/list': one page of tools and an optional cursor for the
     next page.
 
@@ -1442,14 +1356,7 @@ class ListToolsResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Opaque cursor for fetching the next page; when present, more results may follow."""
 
 
-class LoggingMessageNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/message",
-):
+class LoggingMessageNotification(SchemaStruct, tag_field="method", tag="notifications/message"):
     """Notification carrying a log entry from server to client (method
     'notifications/message'). Until the client sends 'logging/setLevel', the server picks
     which entries to send.
@@ -1464,7 +1371,7 @@ class LoggingMessageNotification(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class LoggingMessageNotificationParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class LoggingMessageNotificationParams(SchemaStruct):
     """Parameters of a 'notifications/message' notification: severity, optional logger name and
     the logged data.
 
@@ -1488,7 +1395,7 @@ class LoggingMessageNotificationParams(Struct, kw_only=True, gc=False, repr_omit
     """Optional logger name identifying where the entry came from."""
 
 
-class ModelHint(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ModelHint(SchemaStruct):
     """A hint the client uses when choosing a model, currently a name fragment. Any other keys
     are unspecified and left to the client.
 
@@ -1502,7 +1409,7 @@ class ModelHint(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class ModelPreferences(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ModelPreferences(SchemaStruct):
     """Advisory preferences the server gives for model selection during sampling: name hints
     plus cost, speed and intelligence priorities from 0 to 1. The client may ignore them and
     decides how to weigh them.
@@ -1537,7 +1444,7 @@ class ModelPreferences(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class Notification(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Notification(SchemaStruct):
     """Generic base shape of a notification: a method name and optional params.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -1548,7 +1455,7 @@ class Notification(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class NotificationParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class NotificationParams(SchemaStruct):
     """Base parameters shared by all notifications, holding only the optional _meta field.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/tools
@@ -1560,7 +1467,7 @@ class NotificationParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True
     """
 
 
-class NumberSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class NumberSchema(SchemaStruct):
     """Elicitation form field schema for a number or integer, with optional minimum, maximum,
     title, description and default.
 
@@ -1580,7 +1487,7 @@ class NumberSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     title: str | UnsetType = UNSET
 
 
-class PaginatedRequest(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class PaginatedRequest(SchemaStruct):
     """Base shape for list requests that support pagination through an optional cursor.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -1595,7 +1502,7 @@ class PaginatedRequest(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class PaginatedRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class PaginatedRequestParams(SchemaStruct):
     """Parameters shared by paginated list requests, chiefly the optional cursor.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/tools
@@ -1612,7 +1519,7 @@ class PaginatedRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=
     """
 
 
-class PaginatedResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class PaginatedResult(SchemaStruct):
     """Base shape for paginated list results, which may include a nextCursor.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -1627,9 +1534,7 @@ class PaginatedResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Opaque cursor for fetching the next page; when present, more results may follow."""
 
 
-class PingRequest(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="method", tag="ping"
-):
+class PingRequest(SchemaStruct, tag_field="method", tag="ping"):
     """Liveness check that either side may send (method 'ping'). The receiver should reply
     promptly with an empty result or risk being disconnected.
 
@@ -1645,14 +1550,7 @@ class PingRequest(
     params: RequestParams | UnsetType = UNSET
 
 
-class ProgressNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/progress",
-):
+class ProgressNotification(SchemaStruct, tag_field="method", tag="notifications/progress"):
     """Notification reporting progress on a long-running request, linked to it by a progress
     token (method 'notifications/progress').
 
@@ -1666,7 +1564,7 @@ class ProgressNotification(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class ProgressNotificationParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ProgressNotificationParams(SchemaStruct):
     """Parameters of a 'notifications/progress' notification: the token, progress so far,
     optional total and message.
 
@@ -1693,7 +1591,7 @@ class ProgressNotificationParams(Struct, kw_only=True, gc=False, repr_omit_defau
     """Total amount of work or number of items, if known."""
 
 
-class Prompt(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Prompt(SchemaStruct):
     """A server-provided prompt, possibly a template that takes arguments.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/prompts
@@ -1725,7 +1623,7 @@ class Prompt(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class PromptArgument(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class PromptArgument(SchemaStruct):
     """Declares one input a prompt takes.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/prompts
@@ -1747,12 +1645,7 @@ class PromptArgument(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
 
 
 class PromptListChangedNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/prompts/list_changed",
+    SchemaStruct, tag_field="method", tag="notifications/prompts/list_changed"
 ):
     """Optional notification from server to client that its set of prompts changed (method
     'notifications/prompts/list_changed'). May be sent without any prior subscription.
@@ -1769,7 +1662,7 @@ class PromptListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class PromptMessage(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class PromptMessage(SchemaStruct):
     """One message in a prompt returned by the server, with a role and a content block. Like
     SamplingMessage, but able to embed server resources.
 
@@ -1781,9 +1674,7 @@ class PromptMessage(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     role: Role
 
 
-class PromptReference(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="ref/prompt"
-):
+class PromptReference(SchemaStruct, tag_field="type", tag="ref/prompt"):
     """Points to a prompt by name, for example when requesting argument completions (type
     'ref/prompt').
 
@@ -1801,14 +1692,7 @@ class PromptReference(
     """
 
 
-class ReadResourceRequest(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="resources/read",
-):
+class ReadResourceRequest(SchemaStruct, tag_field="method", tag="resources/read"):
     """Request from the client to read the resource at a given URI (method 'resources/read').
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/resources
@@ -1823,7 +1707,7 @@ class ReadResourceRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class ReadResourceRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ReadResourceRequestParams(SchemaStruct):
     """Params object for 'resources/read', naming the URI to read.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/resources
@@ -1840,7 +1724,7 @@ class ReadResourceRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaul
     """
 
 
-class ReadResourceResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ReadResourceResult(SchemaStruct):
     """The server's reply to 'resources/read', holding the contents of the resource and any
     sub-resources.
 
@@ -1855,7 +1739,7 @@ class ReadResourceResult(Struct, kw_only=True, gc=False, repr_omit_defaults=True
     """
 
 
-class RelatedTaskMetadata(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class RelatedTaskMetadata(SchemaStruct):
     """Links a message to a task. Placed in _meta under the key
     io.modelcontextprotocol/related-task.
 
@@ -1866,7 +1750,7 @@ class RelatedTaskMetadata(Struct, kw_only=True, gc=False, repr_omit_defaults=Tru
     """Id of the task this message relates to."""
 
 
-class Request(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Request(SchemaStruct):
     """Generic base shape of a request: a method name and optional params.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -1877,7 +1761,7 @@ class Request(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class RequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class RequestParams(SchemaStruct):
     """Base parameters shared by all requests; the optional _meta may carry a progress token.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/roots
@@ -1889,7 +1773,7 @@ class RequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class Resource(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Resource(SchemaStruct):
     """A resource the server can read, identified by URI, with optional details such as MIME
     type, size and annotations.
 
@@ -1933,7 +1817,7 @@ class Resource(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class ResourceContents(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ResourceContents(SchemaStruct):
     """Base shape for the contents of a resource or sub-resource, identified by URI with an
     optional MIME type.
 
@@ -1952,9 +1836,7 @@ class ResourceContents(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Media type of the contents, such as text/plain; left out when unknown."""
 
 
-class ResourceLink(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="resource_link"
-):
+class ResourceLink(SchemaStruct, tag_field="type", tag="resource_link"):
     """A content block pointing to a readable server resource instead of embedding it. Linked
     resources need not show up in 'resources/list'.
 
@@ -2001,12 +1883,7 @@ class ResourceLink(
 
 
 class ResourceListChangedNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/resources/list_changed",
+    SchemaStruct, tag_field="method", tag="notifications/resources/list_changed"
 ):
     """Optional notification from server to client that its set of available resources changed
     (method 'notifications/resources/list_changed'). May be sent without any prior
@@ -2024,7 +1901,7 @@ class ResourceListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class ResourceRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ResourceRequestParams(SchemaStruct):
     """Base parameters for requests that act on a single resource, chiefly its URI.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -2041,7 +1918,7 @@ class ResourceRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=T
     """
 
 
-class ResourceTemplate(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ResourceTemplate(SchemaStruct):
     """Describes a family of server resources through an RFC 6570 URI template.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/resources
@@ -2081,9 +1958,7 @@ class ResourceTemplate(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class ResourceTemplateReference(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="ref/resource"
-):
+class ResourceTemplateReference(SchemaStruct, tag_field="type", tag="ref/resource"):
     """Points to a resource or resource template by URI, used in completion requests (type
     'ref/resource').
 
@@ -2097,12 +1972,7 @@ class ResourceTemplateReference(
 
 
 class ResourceUpdatedNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/resources/updated",
+    SchemaStruct, tag_field="method", tag="notifications/resources/updated"
 ):
     """Notification from server to client that a subscribed resource changed and may need re-
     reading (method 'notifications/resources/updated'). Only sent after a
@@ -2118,7 +1988,7 @@ class ResourceUpdatedNotification(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class ResourceUpdatedNotificationParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ResourceUpdatedNotificationParams(SchemaStruct):
     """Params object for 'notifications/resources/updated', naming the URI that changed.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/resources
@@ -2133,7 +2003,7 @@ class ResourceUpdatedNotificationParams(Struct, kw_only=True, gc=False, repr_omi
     """
 
 
-class Root(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Root(SchemaStruct):
     """A directory or file, given as a file:// URI, that the client lets the server operate on.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/roots
@@ -2154,12 +2024,7 @@ class Root(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
 
 
 class RootsListChangedNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/roots/list_changed",
+    SchemaStruct, tag_field="method", tag="notifications/roots/list_changed"
 ):
     """Notification from client to server that its roots changed (method
     'notifications/roots/list_changed'). Send it whenever a root is added, removed or
@@ -2177,7 +2042,7 @@ class RootsListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class SamplingMessage(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class SamplingMessage(SchemaStruct):
     """A single message sent to or returned from an LLM during sampling, with a role and one or
     more content blocks.
 
@@ -2194,7 +2059,7 @@ class SamplingMessage(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class ServerCapabilities(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ServerCapabilities(SchemaStruct):
     """Features the server declares during initialization, such as tools, resources, prompts,
     logging, completions and tasks. The set is open, so servers may add their own entries.
 
@@ -2229,7 +2094,7 @@ class ServerCapabilities(Struct, kw_only=True, gc=False, repr_omit_defaults=True
     """Declared when the server has tools, enabling 'tools/list' and 'tools/call'."""
 
 
-class ServerCapabilitiesPrompts(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ServerCapabilitiesPrompts(SchemaStruct):
     """Declared when the server has prompts, enabling 'prompts/list' and 'prompts/get'.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -2239,7 +2104,7 @@ class ServerCapabilitiesPrompts(Struct, kw_only=True, gc=False, repr_omit_defaul
     """Whether the server sends a notification when its prompt list changes."""
 
 
-class ServerCapabilitiesResources(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ServerCapabilitiesResources(SchemaStruct):
     """Declared when the server has resources, enabling 'resources/list', 'resources/read' and
     related methods.
 
@@ -2253,7 +2118,7 @@ class ServerCapabilitiesResources(Struct, kw_only=True, gc=False, repr_omit_defa
     """Whether clients may subscribe to updates of individual resources."""
 
 
-class ServerCapabilitiesTasks(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ServerCapabilitiesTasks(SchemaStruct):
     """Declared when the server can run incoming requests as tasks; its sub-fields say which
     operations are supported.
 
@@ -2270,7 +2135,7 @@ class ServerCapabilitiesTasks(Struct, kw_only=True, gc=False, repr_omit_defaults
     """Which request types the server will accept as tasks."""
 
 
-class ServerCapabilitiesTasksRequests(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ServerCapabilitiesTasksRequests(SchemaStruct):
     """Which request types the server will accept as tasks.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -2280,7 +2145,7 @@ class ServerCapabilitiesTasksRequests(Struct, kw_only=True, gc=False, repr_omit_
     """Groups the tool request types the server can run as tasks."""
 
 
-class ServerCapabilitiesTasksRequestsTools(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ServerCapabilitiesTasksRequestsTools(SchemaStruct):
     """Groups the tool request types the server can run as tasks.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -2290,7 +2155,7 @@ class ServerCapabilitiesTasksRequestsTools(Struct, kw_only=True, gc=False, repr_
     """Whether 'tools/call' requests may be task-augmented."""
 
 
-class ServerCapabilitiesTools(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ServerCapabilitiesTools(SchemaStruct):
     """Declared when the server has tools, enabling 'tools/list' and 'tools/call'.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle
@@ -2300,14 +2165,7 @@ class ServerCapabilitiesTools(Struct, kw_only=True, gc=False, repr_omit_defaults
     """Whether the server sends a notification when its tool list changes."""
 
 
-class SetLevelRequest(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="logging/setLevel",
-):
+class SetLevelRequest(SchemaStruct, tag_field="method", tag="logging/setLevel"):
     """Request from the client setting the minimum severity of log messages the server sends
     (method 'logging/setLevel'). Requires the server's logging capability.
 
@@ -2323,7 +2181,7 @@ class SetLevelRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class SetLevelRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class SetLevelRequestParams(SchemaStruct):
     """Params object for 'logging/setLevel', giving the desired minimum level.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging
@@ -2340,7 +2198,7 @@ class SetLevelRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=T
     """
 
 
-class StringSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class StringSchema(SchemaStruct):
     """Elicitation form field schema for a string, with optional length limits, a format (date,
     date-time, email or uri), title, description and default.
 
@@ -2362,14 +2220,7 @@ class StringSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     type: Literal["string"] = "string"
 
 
-class SubscribeRequest(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="resources/subscribe",
-):
+class SubscribeRequest(SchemaStruct, tag_field="method", tag="resources/subscribe"):
     """Request from the client to receive 'notifications/resources/updated' whenever a given
     resource changes (method 'resources/subscribe'). Requires resources.subscribe in the
     server's capabilities.
@@ -2386,7 +2237,7 @@ class SubscribeRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class SubscribeRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class SubscribeRequestParams(SchemaStruct):
     """Params object for 'resources/subscribe', naming the URI to watch.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/resources
@@ -2403,7 +2254,7 @@ class SubscribeRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=
     """
 
 
-class Task(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Task(SchemaStruct):
     """State of a task: its id, status, timestamps, retention time and suggested polling
     interval.
 
@@ -2434,7 +2285,7 @@ class Task(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class TaskAugmentedRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class TaskAugmentedRequestParams(SchemaStruct):
     """Base parameters for requests that may run as tasks, adding the optional task field.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic
@@ -2452,7 +2303,7 @@ class TaskAugmentedRequestParams(Struct, kw_only=True, gc=False, repr_omit_defau
     """
 
 
-class TaskMetadata(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class TaskMetadata(SchemaStruct):
     """Placed in the task field of request params to ask for task-augmented execution,
     optionally with a requested retention time.
 
@@ -2463,14 +2314,7 @@ class TaskMetadata(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Requested retention time for the task, in milliseconds from creation."""
 
 
-class TaskStatusNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/tasks/status",
-):
+class TaskStatusNotification(SchemaStruct, tag_field="method", tag="notifications/tasks/status"):
     """Optional notification from a task's receiver to its requestor that the task's status
     changed (method 'notifications/tasks/status'). Receivers need not send it.
 
@@ -2484,7 +2328,7 @@ class TaskStatusNotification(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class TaskStatusNotificationParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class TaskStatusNotificationParams(SchemaStruct):
     """Params object for 'notifications/tasks/status', holding the task's current data.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
@@ -2519,9 +2363,7 @@ class TaskStatusNotificationParams(Struct, kw_only=True, gc=False, repr_omit_def
     """
 
 
-class TextContent(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="text"
-):
+class TextContent(SchemaStruct, tag_field="type", tag="text"):
     """A content block carrying plain text, passed to or produced by a language model (type
     'text').
 
@@ -2542,7 +2384,7 @@ class TextContent(
     """Optional client hints about the intended audience, priority and last modification time."""
 
 
-class TextResourceContents(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class TextResourceContents(SchemaStruct):
     """Resource contents delivered as text in the text field.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/tools
@@ -2565,7 +2407,7 @@ class TextResourceContents(Struct, kw_only=True, gc=False, repr_omit_defaults=Tr
     """Media type of the contents, such as text/plain; left out when unknown."""
 
 
-class TitledMultiSelectEnumSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class TitledMultiSelectEnumSchema(SchemaStruct):
     """Multi-select enum field schema in which every option has a value and a display title.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation
@@ -2592,7 +2434,7 @@ class TitledMultiSelectEnumSchema(Struct, kw_only=True, gc=False, repr_omit_defa
     type: Literal["array"] = "array"
 
 
-class TitledMultiSelectEnumSchemaItems(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class TitledMultiSelectEnumSchemaItems(SchemaStruct):
     """Schema for the array elements, listing the allowed options with their labels.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation
@@ -2602,9 +2444,7 @@ class TitledMultiSelectEnumSchemaItems(Struct, kw_only=True, gc=False, repr_omit
     """The allowed options, each with a value and a display label."""
 
 
-class TitledMultiSelectEnumSchemaItemsAnyOfItem(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True
-):
+class TitledMultiSelectEnumSchemaItemsAnyOfItem(SchemaStruct):
     """Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation"""
 
     const: str
@@ -2614,7 +2454,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(
     """Text the user sees for this option."""
 
 
-class TitledSingleSelectEnumSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class TitledSingleSelectEnumSchema(SchemaStruct):
     """Single-select enum field schema in which every option has a value and a display title.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation
@@ -2635,9 +2475,7 @@ class TitledSingleSelectEnumSchema(Struct, kw_only=True, gc=False, repr_omit_def
     type: Literal["string"] = "string"
 
 
-class TitledSingleSelectEnumSchemaOneOfItem(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True
-):
+class TitledSingleSelectEnumSchemaOneOfItem(SchemaStruct):
     """Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation"""
 
     const: str
@@ -2647,7 +2485,7 @@ class TitledSingleSelectEnumSchemaOneOfItem(
     """Text the user sees for this option."""
 
 
-class Tool(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class Tool(SchemaStruct):
     """A tool the server exposes for the client to call, with its name, description, input
     schema and optional output schema and annotations.
 
@@ -2695,7 +2533,7 @@ class Tool(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class ToolAnnotations(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ToolAnnotations(SchemaStruct):
     """Optional hints for clients about how a tool behaves. They are not guaranteed to be
     accurate, so clients should not base decisions on them when the server is untrusted.
 
@@ -2724,7 +2562,7 @@ class ToolAnnotations(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """Display title for the tool; Tool.title takes precedence if both are set."""
 
 
-class ToolChoice(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ToolChoice(SchemaStruct):
     """Sets whether and how the model may use tools during a sampling request.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/sampling
@@ -2736,7 +2574,7 @@ class ToolChoice(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
     """
 
 
-class ToolExecution(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class ToolExecution(SchemaStruct):
     """Execution-related settings for a tool, such as whether it can run as a task.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/tools
@@ -2751,12 +2589,7 @@ class ToolExecution(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
 
 
 class ToolListChangedNotification(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="notifications/tools/list_changed",
+    SchemaStruct, tag_field="method", tag="notifications/tools/list_changed"
 ):
     """Optional notification from server to client that its set of tools changed (method
     'notifications/tools/list_changed'). May be sent without any prior subscription.
@@ -2773,9 +2606,7 @@ class ToolListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class ToolResultContent(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="tool_result"
-):
+class ToolResultContent(SchemaStruct, tag_field="type", tag="tool_result"):
     """A sampling content block that hands the outcome of a tool call from the user side back
     to the assistant (type 'tool_result').
 
@@ -2808,9 +2639,7 @@ class ToolResultContent(
     """
 
 
-class ToolUseContent(
-    Struct, kw_only=True, gc=False, repr_omit_defaults=True, tag_field="type", tag="tool_use"
-):
+class ToolUseContent(SchemaStruct, tag_field="type", tag="tool_use"):
     """A sampling content block in which the assistant asks to call a tool (type 'tool_use').
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/sampling
@@ -2833,7 +2662,7 @@ class ToolUseContent(
     """
 
 
-class URLElicitationRequiredError(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class URLElicitationRequiredError(SchemaStruct):
     """Error response (code -32042) telling the client that one or more URL-mode elicitations
     must be completed first; they are listed in error.data.elicitations.
 
@@ -2847,7 +2676,7 @@ class URLElicitationRequiredError(Struct, kw_only=True, gc=False, repr_omit_defa
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class URLElicitationRequiredErrorError(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class URLElicitationRequiredErrorError(SchemaStruct):
     """Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic"""
 
     data: dict[str, Any]
@@ -2860,14 +2689,7 @@ class URLElicitationRequiredErrorError(Struct, kw_only=True, gc=False, repr_omit
     """Integer error code identifying the kind of failure."""
 
 
-class UnsubscribeRequest(
-    Struct,
-    kw_only=True,
-    gc=False,
-    repr_omit_defaults=True,
-    tag_field="method",
-    tag="resources/unsubscribe",
-):
+class UnsubscribeRequest(SchemaStruct, tag_field="method", tag="resources/unsubscribe"):
     """Request from the client to stop 'notifications/resources/updated' for a resource it
     subscribed to earlier (method 'resources/unsubscribe').
 
@@ -2883,7 +2705,7 @@ class UnsubscribeRequest(
     jsonrpc: Literal["2.0"] = "2.0"
 
 
-class UnsubscribeRequestParams(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class UnsubscribeRequestParams(SchemaStruct):
     """Params object for 'resources/unsubscribe', naming the URI to stop watching.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/resources
@@ -2900,7 +2722,7 @@ class UnsubscribeRequestParams(Struct, kw_only=True, gc=False, repr_omit_default
     """
 
 
-class UntitledMultiSelectEnumSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class UntitledMultiSelectEnumSchema(SchemaStruct):
     """Multi-select enum field schema whose options are plain values with no display titles.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation
@@ -2927,7 +2749,7 @@ class UntitledMultiSelectEnumSchema(Struct, kw_only=True, gc=False, repr_omit_de
     type: Literal["array"] = "array"
 
 
-class UntitledMultiSelectEnumSchemaItems(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class UntitledMultiSelectEnumSchemaItems(SchemaStruct):
     """Schema for the array elements, listing the allowed values.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation
@@ -2939,7 +2761,7 @@ class UntitledMultiSelectEnumSchemaItems(Struct, kw_only=True, gc=False, repr_om
     type: Literal["string"] = "string"
 
 
-class UntitledSingleSelectEnumSchema(Struct, kw_only=True, gc=False, repr_omit_defaults=True):
+class UntitledSingleSelectEnumSchema(SchemaStruct):
     """Single-select enum field schema whose options are plain values with no display titles.
 
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation

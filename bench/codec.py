@@ -1,0 +1,509 @@
+"""Codec throughput of mcpgen's generated types next to the official SDK's and a hand-written floor.
+
+For six typical MCP messages (revision 2025-11-25) it measures, in operations per second:
+
+* decode: JSON bytes -> validated object, and
+* encode: object -> JSON bytes,
+
+with three implementations of the same message types:
+
+* ``mcpgen``: ``mcpgen.generated`` (``decoder(T).decode`` and ``encode``);
+* ``SDK``: the pydantic v2 models of the ``mcp-types`` package (``mcp_types``), decoded with
+  ``Model.model_validate_json`` and encoded with
+  ``model_dump_json(by_alias=True, exclude_none=True)``, the form the SDK sends;
+* ``hand-written``: plain msgspec Structs written below for just these messages, decoded
+  in one pass by a reused ``msgspec.json.Decoder``: the practical limit.
+
+Request and notification messages are whole JSON-RPC messages; results are the result
+object alone. Before timing, every implementation must decode every message, and the
+mcpgen and hand-written ones must re-encode it to JSON equal to the input. Each number is
+the best of several repeats of a loop calibrated to a target duration (GC stays enabled).
+Finally, a fresh interpreter regenerates revision 2025-11-25 three times, timed from inside
+(import + generate) and as the subprocess's wall time.
+
+Run from the repository root with the project's venv active::
+
+    python bench/codec.py                       # ~0.3 s per measurement, best of 5
+    python bench/codec.py --quick               # smoke run: ~0.05 s, best of 3
+    python bench/codec.py --json results.json   # also write the numbers as JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import itertools
+import json
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Literal
+
+import mcp_types as sdk
+import msgspec
+import pydantic
+
+from mcpgen import generated as gen
+
+REPO = Path(__file__).resolve().parent.parent
+IMPLEMENTATIONS = ("mcpgen", "SDK", "hand-written")
+REGENERATE = (
+    "import time; t=time.perf_counter(); from mcpgen.codegen.generate import generate;"
+    " generate('2025-11-25'); print(time.perf_counter()-t)"
+)
+REGENERATE_RUNS = 3
+
+
+# --- The messages -------------------------------------------------------------------------
+
+
+def compact(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def initialize_request() -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {
+                "roots": {"listChanged": True},
+                "sampling": {"tools": {}},
+                "elicitation": {"form": {}, "url": {}},
+                "experimental": {"com.example/trace": {"level": "basic"}},
+            },
+            "clientInfo": {
+                "name": "bench-client",
+                "title": "Benchmark Client",
+                "version": "1.4.2",
+                "websiteUrl": "https://client.example.com",
+            },
+        },
+    }
+
+
+def call_tool_request() -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": "req-42",
+        "method": "tools/call",
+        "params": {
+            "name": "search_issues",
+            "arguments": {
+                "query": "decoder allocates too much",
+                "labels": ["bug", "performance"],
+                "limit": 20,
+                "include_closed": False,
+                "since": "2025-10-01T00:00:00Z",
+            },
+            "_meta": {"progressToken": "tok-42"},
+        },
+    }
+
+
+def call_tool_result() -> dict[str, Any]:
+    issues = [
+        {"number": 101 + i, "title": f"Issue {101 + i}", "state": "open", "labels": ["bug"]}
+        for i in range(3)
+    ]
+    return {
+        "content": [
+            {
+                "type": "text",
+                "text": "Found 3 open issues matching 'decoder allocates too much'.",
+                "annotations": {"audience": ["user", "assistant"], "priority": 0.8},
+            },
+            {
+                "type": "image",
+                "data": base64.b64encode(bytes(range(256)) * 6).decode(),
+                "mimeType": "image/png",
+            },
+            {
+                "type": "resource",
+                "resource": {
+                    "uri": "file:///repo/docs/decoding.md",
+                    "mimeType": "text/markdown",
+                    "text": "# Decoding\n\nMessages are decoded in a single pass.\n",
+                },
+            },
+        ],
+        "structuredContent": {"issues": issues, "total": len(issues)},
+        "isError": False,
+    }
+
+
+def list_tools_result(count: int = 100) -> dict[str, Any]:
+    def tool(i: int) -> dict[str, Any]:
+        return {
+            "name": f"tool_{i:03d}",
+            "title": f"Tool {i}",
+            "description": f"Reads entries below a path and returns up to `limit` of them (#{i}).",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Directory to read"},
+                    "recursive": {"type": "boolean", "default": False},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+                    "pattern": {"type": "string", "description": "Glob to filter names"},
+                },
+                "required": ["path"],
+            },
+            "annotations": {
+                "title": f"Tool {i}",
+                "readOnlyHint": i % 2 == 0,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+        }
+
+    return {"tools": [tool(i) for i in range(count)], "nextCursor": "page-2"}
+
+
+def read_resource_result(size: int = 64 * 1024) -> dict[str, Any]:
+    lines = (
+        f'2025-11-25T12:{i // 60 % 60:02d}:{i % 60:02d}Z INFO worker-{i % 8} batch {i}: "ok"\n'
+        for i in itertools.count()
+    )
+    text = ""
+    while len(text) < size:
+        text += "".join(itertools.islice(lines, 100))
+    return {
+        "contents": [{"uri": "file:///var/log/worker.log", "mimeType": "text/plain", "text": text[:size]}]
+    }
+
+
+def progress_notification() -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {
+            "progressToken": "tok-42",
+            "progress": 37,
+            "total": 100,
+            "message": "Indexed 37 of 100 files",
+        },
+    }
+
+
+# --- Hand-written msgspec structs: the simplest correct shapes for these messages ----------
+
+
+class Hand(msgspec.Struct, rename="camel", omit_defaults=True):
+    """Base of the hand-written structs: camelCase wire names, absent optionals left out."""
+
+
+class HandImplementation(Hand):
+    name: str
+    version: str
+    title: str | None = None
+    website_url: str | None = None
+
+
+class HandRoots(Hand):
+    list_changed: bool | None = None
+
+
+class HandClientCapabilities(Hand):
+    roots: HandRoots | None = None
+    sampling: dict[str, Any] | None = None
+    elicitation: dict[str, Any] | None = None
+    experimental: dict[str, dict[str, Any]] | None = None
+
+
+class HandInitializeParams(Hand):
+    protocol_version: str
+    capabilities: HandClientCapabilities
+    client_info: HandImplementation
+
+
+class HandInitializeRequest(Hand):
+    jsonrpc: Literal["2.0"]
+    id: int | str
+    method: Literal["initialize"]
+    params: HandInitializeParams
+
+
+class HandCallToolParams(Hand):
+    name: str
+    arguments: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+
+
+class HandCallToolRequest(Hand):
+    jsonrpc: Literal["2.0"]
+    id: int | str
+    method: Literal["tools/call"]
+    params: HandCallToolParams
+
+
+class HandAnnotations(Hand):
+    audience: list[Literal["user", "assistant"]] | None = None
+    priority: float | None = None
+
+
+class HandResourceContents(Hand):
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+
+
+class HandText(Hand, tag_field="type", tag="text"):
+    text: str
+    annotations: HandAnnotations | None = None
+
+
+class HandImage(Hand, tag_field="type", tag="image"):
+    data: str
+    mime_type: str
+
+
+class HandEmbeddedResource(Hand, tag_field="type", tag="resource"):
+    resource: HandResourceContents
+
+
+class HandCallToolResult(Hand):
+    content: list[HandText | HandImage | HandEmbeddedResource]
+    structured_content: dict[str, Any] | None = None
+    is_error: bool | None = None
+
+
+class HandToolAnnotations(Hand):
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+
+class HandTool(Hand):
+    name: str
+    input_schema: dict[str, Any]
+    title: str | None = None
+    description: str | None = None
+    annotations: HandToolAnnotations | None = None
+
+
+class HandListToolsResult(Hand):
+    tools: list[HandTool]
+    next_cursor: str | None = None
+
+
+class HandReadResourceResult(Hand):
+    contents: list[HandResourceContents]
+
+
+class HandProgressParams(Hand):
+    progress_token: int | str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class HandProgressNotification(Hand):
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/progress"]
+    params: HandProgressParams
+
+
+# --- The three codecs ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Message:
+    name: str
+    data: bytes
+    mcpgen_type: type[Any]
+    sdk_type: type[pydantic.BaseModel]
+    hand_type: type[Hand]
+
+
+@dataclass(frozen=True)
+class Codec:
+    decode: Callable[[bytes], Any]
+    encode: Callable[[Any], bytes]
+
+
+def messages() -> list[Message]:
+    return [
+        Message("initialize", compact(initialize_request()), gen.InitializeRequest,
+                sdk.InitializeRequest, HandInitializeRequest),
+        Message("tools/call", compact(call_tool_request()), gen.CallToolRequest,
+                sdk.CallToolRequest, HandCallToolRequest),
+        Message("CallToolResult", compact(call_tool_result()), gen.CallToolResult,
+                sdk.CallToolResult, HandCallToolResult),
+        Message("ListToolsResult x100", compact(list_tools_result()), gen.ListToolsResult,
+                sdk.ListToolsResult, HandListToolsResult),
+        Message("ReadResourceResult 64K", compact(read_resource_result()), gen.ReadResourceResult,
+                sdk.ReadResourceResult, HandReadResourceResult),
+        Message("notifications/progress", compact(progress_notification()),
+                gen.ProgressNotification, sdk.ProgressNotification, HandProgressNotification),
+    ]  # fmt: skip
+
+
+def sdk_encode(model: pydantic.BaseModel) -> bytes:
+    return model.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
+def codecs(message: Message) -> dict[str, Codec]:
+    return {
+        "mcpgen": Codec(gen.decoder(message.mcpgen_type).decode, gen.encode),
+        "SDK": Codec(message.sdk_type.model_validate_json, sdk_encode),
+        "hand-written": Codec(
+            msgspec.json.Decoder(message.hand_type).decode, msgspec.json.Encoder().encode
+        ),
+    }
+
+
+def check(message: Message, implementation: str, codec: Codec) -> str | None:
+    """Why ``codec`` cannot be benchmarked on ``message``, or None when it round-trips."""
+    try:
+        obj = codec.decode(message.data)
+        if implementation != "SDK" and json.loads(codec.encode(obj)) != json.loads(message.data):
+            return "re-encoded JSON differs from the input"
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, not raised
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+# --- Timing -------------------------------------------------------------------------------
+
+
+def time_loop(fn: Callable[[Any], object], arg: Any, n: int) -> float:
+    loop = itertools.repeat(None, n)
+    start = time.perf_counter()
+    for _ in loop:
+        fn(arg)
+    return time.perf_counter() - start
+
+
+def ops_per_second(fn: Callable[[Any], object], arg: Any, target: float, repeats: int) -> float:
+    """Calls per second of ``fn(arg)``: best of ``repeats`` loops lasting about ``target`` s."""
+    n = 1
+    while (elapsed := time_loop(fn, arg, n)) < target / 20:
+        n *= 4
+    n = max(1, round(n * target / elapsed))
+    return n / min(time_loop(fn, arg, n) for _ in range(repeats))
+
+
+Results = dict[str, dict[str, dict[str, float | None]]]  # message -> op -> implementation
+
+
+def benchmark(target: float, repeats: int) -> tuple[Results, dict[str, int], list[str]]:
+    results: Results = {}
+    sizes: dict[str, int] = {}
+    problems: list[str] = []
+    for message in messages():
+        sizes[message.name] = len(message.data)
+        decode: dict[str, float | None] = {}
+        encode: dict[str, float | None] = {}
+        for implementation, codec in codecs(message).items():
+            problem = check(message, implementation, codec)
+            if problem is not None:
+                problems.append(f"{message.name} / {implementation}: {problem}")
+                decode[implementation] = encode[implementation] = None
+                continue
+            obj = codec.decode(message.data)
+            decode[implementation] = ops_per_second(codec.decode, message.data, target, repeats)
+            encode[implementation] = ops_per_second(codec.encode, obj, target, repeats)
+        results[message.name] = {"decode": decode, "encode": encode}
+    return results, sizes, problems
+
+
+def time_regeneration(runs: int) -> dict[str, float]:
+    """Best in-process generation time and best subprocess wall time, in seconds."""
+    inside: list[float] = []
+    wall: list[float] = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", REGENERATE], cwd=REPO, capture_output=True, text=True, check=True
+        )
+        wall.append(time.perf_counter() - start)
+        inside.append(float(done.stdout.split()[-1]))
+    return {"in_process_s": min(inside), "subprocess_wall_s": min(wall)}
+
+
+# --- Report -------------------------------------------------------------------------------
+
+
+def rate(value: float | None) -> str:
+    return "failed" if value is None else f"{value:,.0f}"
+
+
+def ratio(top: float | None, bottom: float | None) -> str:
+    return "-" if top is None or bottom is None else f"{top / bottom:.2f}x"
+
+
+def table(results: Results, sizes: dict[str, int]) -> str:
+    header = ("message", "bytes", *IMPLEMENTATIONS, "mcpgen÷SDK", "mcpgen÷hand")
+    widths = (24, 8, 12, 12, 14, 11, 12)
+    line = "  ".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(header, widths)))
+    out: list[str] = []
+    for op, title in (("decode", "decode + validate"), ("encode", "encode")):
+        out += [f"{title} (ops/s, higher is better)", line, "-" * len(line)]
+        for name, ops in results.items():
+            r = ops[op]
+            cells = (
+                name,
+                f"{sizes[name]:,}",
+                *(rate(r[i]) for i in IMPLEMENTATIONS),
+                ratio(r["mcpgen"], r["SDK"]),
+                ratio(r["mcpgen"], r["hand-written"]),
+            )
+            out.append("  ".join(
+                f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(cells, widths))
+            ))  # fmt: skip
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="~0.05 s per measurement, best of 3")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers here")
+    args = parser.parse_args()
+    target, repeats = (0.05, 3) if args.quick else (0.3, 5)
+
+    versions = {
+        "python": platform.python_version(),
+        **{name: version(name) for name in ("msgspec", "pydantic", "mcp-types", "mcpgen")},
+    }
+    print(", ".join(f"{k} {v}" for k, v in versions.items()))
+    print(f"~{target} s per measurement, best of {repeats}\n")
+
+    results, sizes, problems = benchmark(target, repeats)
+    print(table(results, sizes))
+    regeneration = time_regeneration(REGENERATE_RUNS)
+    print(
+        f"regenerate 2025-11-25 (best of {REGENERATE_RUNS}):"
+        f" {regeneration['in_process_s']:.3f} s in process (import + generate),"
+        f" {regeneration['subprocess_wall_s']:.3f} s subprocess wall time"
+    )
+    for problem in problems:
+        print(f"PROBLEM: {problem}")
+
+    if args.json is not None:
+        report = {
+            "versions": versions,
+            "settings": {"target_s": target, "repeats": repeats},
+            "messages": {
+                name: {"bytes": sizes[name], **ops} for name, ops in results.items()
+            },
+            "regeneration": regeneration,
+            "problems": problems,
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
