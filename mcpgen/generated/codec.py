@@ -166,13 +166,49 @@ PICKERS: dict[Any, Callable[[Any], Any]] = {
 }
 
 
+# Variants with no untagged union inside convert without the hook (twice as fast).
+PLAIN_VARIANTS: frozenset[Any] = frozenset(
+    {
+        BlobResourceContents,
+        BooleanSchema,
+        CompleteResult,
+        ElicitRequestURLParams,
+        ElicitResult,
+        GetTaskResult,
+        InitializeResult,
+        JSONRPCErrorResponse,
+        JSONRPCNotification,
+        JSONRPCRequest,
+        JSONRPCResultResponse,
+        LegacyTitledEnumSchema,
+        ListPromptsResult,
+        ListResourceTemplatesResult,
+        ListResourcesResult,
+        ListRootsResult,
+        ListTasksResult,
+        ListToolsResult,
+        NumberSchema,
+        Result,
+        StringSchema,
+        TextResourceContents,
+        TitledMultiSelectEnumSchema,
+        TitledSingleSelectEnumSchema,
+        UntitledMultiSelectEnumSchema,
+        UntitledSingleSelectEnumSchema,
+    }
+)
+
+
 def dec_hook(type_: Any, obj: Any) -> Any:
     """msgspec's hook for the untagged unions of this package."""
     pick = PICKERS.get(type_)
     if pick is None:
         raise NotImplementedError(f"mcpgen cannot decode {type_!r}")
+    variant = pick(obj)
     try:
-        return msgspec.convert(obj, pick(obj), dec_hook=dec_hook)
+        if variant in PLAIN_VARIANTS:
+            return msgspec.convert(obj, variant)
+        return msgspec.convert(obj, variant, dec_hook=dec_hook)
     except msgspec.ValidationError as exc:
         raise ValueError(str(exc)) from None
 
