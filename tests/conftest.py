@@ -42,3 +42,8 @@ def generated_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def packages(generated_root: Path) -> dict[str, ModuleType]:
     return {rev: importlib.import_module(package_name(rev)) for rev in REVISIONS}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,1 @@
+"""The hand-written runtime: sessions, transports and the server/client API."""

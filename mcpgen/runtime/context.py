@@ -1,0 +1,191 @@
+"""The context object a server's tool, resource or prompt function can ask for.
+
+Declare a parameter annotated :class:`Context` and it is passed in (and left out of the
+tool's input schema). Through it a handler reports progress, logs to the client, checks
+for cancellation and asks the client for sampling, elicitation or its roots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from mcpgen.generated import (
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitRequestFormParamsRequestedSchema,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ListRootsResult,
+    LoggingLevel,
+    LoggingMessageNotificationParams,
+    ModelPreferences,
+    ProgressNotificationParams,
+    RequestParams,
+    Root,
+    SamplingMessage,
+    TextContent,
+    Tool,
+    ToolChoice,
+    decode,
+    encode,
+)
+from mcpgen.runtime.session import RequestContext, current_request
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.server_session import ServerSession
+
+
+class Context:
+    """The request being served: its session, id, metadata and the client behind it."""
+
+    def __init__(self, request: RequestContext, task: asyncio.Task[Any] | None = None) -> None:
+        self.request = request
+        self._task = task
+
+    @classmethod
+    def current(cls) -> Context:
+        """The context of the request this task is serving."""
+        request = current_request.get()
+        if request is None:
+            raise RuntimeError("no MCP request is being served here")
+        return cls(request, asyncio.current_task())
+
+    @property
+    def session(self) -> ServerSession:
+        return self.request.session  # type: ignore[return-value]
+
+    @property
+    def request_id(self) -> str | int:
+        return self.request.request_id
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.request.meta
+        return meta if isinstance(meta, dict) else {}
+
+    # ------------------------------------------------------------ cancellation
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the client cancelled this request."""
+        return self._task is not None and self._task.cancelling() > 0
+
+    def check_cancelled(self) -> None:
+        if self.cancelled:
+            raise asyncio.CancelledError
+
+    # ------------------------------------------------------------ progress and logs
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell the client how far along the request is (only if it asked, with a
+        progress token). ``progress`` must grow with every call."""
+        token = self.request.progress_token
+        if token is None:
+            return
+        last = self.request.last_progress
+        if last is not None and progress <= last:
+            raise ValueError(f"progress must increase: {progress} after {last}")
+        self.request.last_progress = progress
+        params = ProgressNotificationParams(
+            progress_token=token,
+            progress=progress,
+            total=total if total is not None else UNSET,
+            message=message if message is not None else UNSET,
+        )
+        await self.session.send_notification("notifications/progress", params)
+
+    async def log(self, level: LoggingLevel, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the client, if it passes the level the client set."""
+        if not self.session.own_caps.has("logging") or not self.session.logs(level):
+            return
+        params = LoggingMessageNotificationParams(level=level, data=data, logger=logger or UNSET)
+        await self.session.send_notification("notifications/message", params)
+
+    async def debug(self, data: Any, logger: str | None = None) -> None:
+        await self.log("debug", data, logger)
+
+    async def info(self, data: Any, logger: str | None = None) -> None:
+        await self.log("info", data, logger)
+
+    async def warning(self, data: Any, logger: str | None = None) -> None:
+        await self.log("warning", data, logger)
+
+    async def error(self, data: Any, logger: str | None = None) -> None:
+        await self.log("error", data, logger)
+
+    # ------------------------------------------------------------ asking the client
+
+    async def sample(
+        self,
+        messages: str | list[SamplingMessage],
+        *,
+        max_tokens: int = 1024,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        tools: list[Tool] | None = None,
+        tool_choice: ToolChoice | None = None,
+        model_preferences: ModelPreferences | None = None,
+        stop_sequences: list[str] | None = None,
+    ) -> CreateMessageResult:
+        """Ask the client's model for a message (``sampling/createMessage``)."""
+        if isinstance(messages, str):
+            messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
+        if tools is not None and not self.session.peer_caps.has("sampling.tools"):
+            raise ValueError("the client did not declare sampling.tools")
+        return await self.session.create_message(
+            messages=messages,
+            max_tokens=max_tokens,
+            system_prompt=_opt(system_prompt),
+            temperature=_opt(temperature),
+            tools=_opt(tools),
+            tool_choice=_opt(tool_choice),
+            model_preferences=_opt(model_preferences),
+            stop_sequences=_opt(stop_sequences),
+        )
+
+    async def elicit(self, message: str, schema: type | dict[str, Any]) -> ElicitResult:
+        """Ask the user for structured input through a form (``elicitation/create``).
+
+        ``schema`` is a flat msgspec Struct, dataclass or TypedDict of primitive fields, or
+        a requested-schema dict as the spec defines it.
+        """
+        requested = schema if isinstance(schema, dict) else form_schema(schema)
+        params = ElicitRequestFormParams(
+            message=message,
+            requested_schema=decode(encode(requested), ElicitRequestFormParamsRequestedSchema),
+        )
+        return await self.session.elicit(params=params)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> ElicitResult:
+        """Send the user to a URL (``elicitation/create`` in URL mode)."""
+        if not self.session.peer_caps.has("elicitation.url"):
+            raise ValueError("the client did not declare URL-mode elicitation")
+        params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+        return await self.session.elicit(params=params)
+
+    async def list_roots(self) -> list[Root]:
+        """The client's roots (``roots/list``)."""
+        result: ListRootsResult = await self.session.send_request("roots/list", RequestParams(), ListRootsResult)
+        return result.roots
+
+
+def form_schema(schema: type) -> dict[str, Any]:
+    """The requested schema of an elicitation form, from a flat Struct/dataclass/TypedDict."""
+    (ref,), components = msgspec.json.schema_components([schema], ref_template="{name}")
+    body = components[ref["$ref"]]
+    return {
+        "type": "object",
+        "properties": body.get("properties", {}),
+        **({"required": body["required"]} if body.get("required") else {}),
+    }
+
+
+def _opt(value: Any) -> Any:
+    return UNSET if value is None else value
+
+
+__all__ = ["Context", "form_schema", "UnsetType"]

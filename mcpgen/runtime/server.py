@@ -1,0 +1,618 @@
+"""The friendly server API: decorators over the generated ``ServerHandlers`` stub.
+
+    server = Server("demo")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        "Add two numbers."
+        return a + b
+
+    server.run()  # stdio
+
+One :class:`Server` can serve many sessions at once (each client over stdio, or many over
+HTTP); per-client state (log level, subscriptions) lives in the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import inspect
+import json
+import logging
+import re
+import signal
+import typing
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen import __version__
+from mcpgen.generated import (
+    BlobResourceContents,
+    CallToolRequestParams,
+    CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    CompleteResultCompletion,
+    ContentBlock,
+    EmbeddedResource,
+    GetPromptRequestParams,
+    GetPromptResult,
+    Icon,
+    ImageContent,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    PromptReference,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceLink,
+    ResourceTemplate,
+    ServerCapabilities,
+    ServerHandlers,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+    AudioContent,
+)
+from mcpgen.runtime.context import Context
+from mcpgen.runtime.errors import INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
+from mcpgen.runtime.server_session import ServerSession
+from mcpgen.runtime.session import current_request
+from mcpgen.runtime.signature import ArgumentError, Signature, signature_of
+from mcpgen.runtime.transport import Transport
+from mcpgen.runtime.uri_template import UriTemplate
+
+log = logging.getLogger("mcpgen")
+F = TypeVar("F", bound=Callable[..., Any])
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+# Return types sent as content, not structured output: text, bytes and content blocks.
+_CONTENT_TYPES: tuple[type, ...] = (
+    str, bytes, TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, CallToolResult,
+)  # fmt: skip
+
+
+class ToolError(Exception):
+    """Raise in a tool to report a failure to the model (``isError: true``) with this text."""
+
+
+@dataclass
+class _Tool:
+    fn: Callable[..., Any]
+    signature: Signature
+    definition: Tool
+    returns: Any  # the return annotation, for checking structured output
+
+
+@dataclass
+class _Resource:
+    fn: Callable[..., Any]
+    signature: Signature
+    definition: Resource
+
+
+@dataclass
+class _Template:
+    fn: Callable[..., Any]
+    signature: Signature
+    template: UriTemplate
+    definition: ResourceTemplate
+
+
+@dataclass
+class _Prompt:
+    fn: Callable[..., Any]
+    signature: Signature
+    definition: Prompt
+
+
+Completer = Callable[..., Awaitable[Iterable[str]] | Iterable[str]]
+
+
+class Server(ServerHandlers):
+    """An MCP server built from decorated functions."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[Icon] | None = None,
+        page_size: int = 100,
+        request_timeout: float | None = 60.0,
+    ) -> None:
+        self.info = Implementation(
+            name=name,
+            version=version,
+            title=title or UNSET,
+            website_url=website_url or UNSET,
+            icons=icons or UNSET,
+        )
+        self.instructions = instructions
+        self.page_size = page_size
+        self.request_timeout = request_timeout
+        self._tools: dict[str, _Tool] = {}
+        self._resources: dict[str, _Resource] = {}
+        self._templates: list[_Template] = []
+        self._prompts: dict[str, _Prompt] = {}
+        self._completers: dict[tuple[str, str, str], Completer] = {}
+        self.sessions: set[ServerSession] = set()
+
+    # ------------------------------------------------------------ registration
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool. Its parameters' type hints make the input
+        schema; its return annotation, when it is structured data, the output schema."""
+
+        def register(fn: F) -> F:
+            sig = signature_of(fn, inject_types=(Context,), content_types=_CONTENT_TYPES)
+            tool_name = name or sig.name
+            if not TOOL_NAME.fullmatch(tool_name):
+                raise ValueError(f"invalid tool name {tool_name!r}: use 1-128 of A-Z a-z 0-9 _ - .")
+            if tool_name in self._tools:
+                raise ValueError(f"a tool named {tool_name!r} is already registered")
+            definition = Tool(
+                name=tool_name,
+                title=title or UNSET,
+                description=_text(description or sig.description),
+                input_schema=sig.input_schema,
+                output_schema=sig.output_schema if sig.output_schema is not None else UNSET,
+                annotations=annotations or UNSET,
+                icons=icons or UNSET,
+                meta=meta or UNSET,
+            )
+            returns = typing.get_type_hints(fn).get("return") if sig.output_schema is not None else None
+            self._tools[tool_name] = _Tool(fn, sig, definition, returns)
+            self._changed("tools")
+            return fn
+
+        return register
+
+    def remove_tool(self, name: str) -> None:
+        del self._tools[name]
+        self._changed("tools")
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        icons: list[Icon] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function that returns the contents of the resource at ``uri``
+        (``str`` for text, ``bytes`` for binary, or resource contents)."""
+
+        def register(fn: F) -> F:
+            sig = signature_of(fn, inject_types=(Context,))
+            definition = Resource(
+                uri=uri,
+                name=name or sig.name,
+                title=title or UNSET,
+                description=_text(description or sig.description),
+                mime_type=mime_type or UNSET,
+                size=size if size is not None else UNSET,
+                icons=icons or UNSET,
+            )
+            self._resources[uri] = _Resource(fn, sig, definition)
+            self._changed("resources")
+            return fn
+
+        return register
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function serving every URI that matches an RFC 6570 template; the
+        template's variables are passed as keyword arguments."""
+
+        def register(fn: F) -> F:
+            template = UriTemplate(uri_template)
+            sig = signature_of(fn, inject_types=(Context,))
+            definition = ResourceTemplate(
+                uri_template=uri_template,
+                name=name or sig.name,
+                title=title or UNSET,
+                description=_text(description or sig.description),
+                mime_type=mime_type or UNSET,
+            )
+            self._templates.append(_Template(fn, sig, template, definition))
+            self._changed("resources")
+            return fn
+
+        return register
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a prompt: a function of string arguments returning text, messages or
+        a ``GetPromptResult``."""
+
+        def register(fn: F) -> F:
+            sig = signature_of(fn, inject_types=(Context,))
+            props = sig.input_schema.get("properties", {})
+            required = set(sig.input_schema.get("required", []))
+            arguments = [
+                PromptArgument(
+                    name=arg,
+                    description=_text(spec.get("description")),
+                    required=arg in required,
+                )
+                for arg, spec in props.items()
+            ]
+            prompt_name = name or sig.name
+            definition = Prompt(
+                name=prompt_name,
+                title=title or UNSET,
+                description=_text(description or sig.description),
+                arguments=arguments or UNSET,
+                icons=icons or UNSET,
+            )
+            self._prompts[prompt_name] = _Prompt(fn, sig, definition)
+            self._changed("prompts")
+            return fn
+
+        return register
+
+    def completion(self, *, argument: str, prompt: str | None = None, template: str | None = None) -> Callable[[F], F]:
+        """Register the completer of a prompt's or resource template's argument:
+        ``fn(value: str, arguments: dict[str, str]) -> list[str]`` (sync or async)."""
+        if (prompt is None) == (template is None):
+            raise ValueError("give exactly one of prompt= or template=")
+        key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", template, argument)
+
+        def register(fn: F) -> F:
+            self._completers[key] = fn  # type: ignore[index]
+            return fn
+
+        return register
+
+    # ------------------------------------------------------------ change notifications
+
+    def _changed(self, feature: str) -> None:
+        method = f"notifications/{feature}/list_changed"
+        for session in list(self.sessions):
+            if session.state == "ready" and session.own_caps.has(f"{feature}.listChanged"):
+                session._spawn(session.send_notification(method, {}))  # noqa: SLF001
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every client subscribed to ``uri`` that it changed."""
+        for session in list(self.sessions):
+            if uri in session.subscriptions:
+                await session.send_notification("notifications/resources/updated", {"uri": uri})
+
+    # ------------------------------------------------------------ capabilities
+
+    def capabilities(self) -> ServerCapabilities:
+        return msgspec.convert(
+            {
+                "logging": {},
+                "completions": {},
+                "tools": {"listChanged": True},
+                "resources": {"subscribe": True, "listChanged": True},
+                "prompts": {"listChanged": True},
+            },
+            ServerCapabilities,
+        )
+
+    # ------------------------------------------------------------ handlers
+
+    async def initialize(self, params: InitializeRequestParams) -> InitializeResult:
+        return InitializeResult(
+            protocol_version=params.protocol_version,
+            capabilities=self.capabilities(),
+            server_info=self.info,
+            instructions=self.instructions or UNSET,
+        )
+
+    async def list_tools(self, params: PaginatedRequestParams) -> ListToolsResult:
+        page, cursor = self._page([t.definition for t in self._tools.values()], params.cursor)
+        return ListToolsResult(tools=page, next_cursor=cursor)
+
+    async def call_tool(self, params: CallToolRequestParams) -> CallToolResult:
+        entry = self._tools.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        arguments = params.arguments if params.arguments is not UNSET else None
+        try:
+            kwargs = entry.signature.decode_arguments(arguments)
+        except ArgumentError as exc:
+            return _tool_error(f"Invalid arguments for {params.name}: {exc}")
+        try:
+            value = await _invoke(entry.fn, entry.signature, kwargs)
+        except (ToolError, CapabilityError) as exc:
+            # A tool that needs sampling from a client without it failed, the call did not.
+            return _tool_error(exc.message if isinstance(exc, McpError) else str(exc))
+        except McpError:
+            raise
+        except Exception as exc:
+            log.exception("mcpgen: tool %s failed", params.name)
+            return _tool_error(f"Tool {params.name} failed: {type(exc).__name__}: {exc}")
+        return self._tool_result(entry, value)
+
+    def _tool_result(self, entry: _Tool, value: Any) -> CallToolResult:
+        if isinstance(value, CallToolResult):
+            return value
+        if entry.signature.output_schema is None:
+            return CallToolResult(content=to_content(value))
+        try:
+            if entry.returns is not None:
+                value = msgspec.convert(msgspec.to_builtins(value), entry.returns)
+        except msgspec.ValidationError as exc:
+            log.error("mcpgen: tool %s returned data that does not match its output schema: %s",
+                      entry.definition.name, exc)  # fmt: skip
+            return _tool_error(f"Tool {entry.definition.name} returned invalid output: {exc}")
+        data = msgspec.to_builtins(value)
+        structured = {"result": data} if entry.signature.wrap_result else data
+        text = msgspec.json.encode(structured).decode()
+        return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+
+    async def list_resources(self, params: PaginatedRequestParams) -> ListResourcesResult:
+        page, cursor = self._page([r.definition for r in self._resources.values()], params.cursor)
+        return ListResourcesResult(resources=page, next_cursor=cursor)
+
+    async def list_resource_templates(self, params: PaginatedRequestParams) -> ListResourceTemplatesResult:
+        page, cursor = self._page([t.definition for t in self._templates], params.cursor)
+        return ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
+
+    async def read_resource(self, params: ReadResourceRequestParams) -> ReadResourceResult:
+        uri = params.uri
+        resource = self._resources.get(uri)
+        if resource is not None:
+            value = await _invoke(resource.fn, resource.signature, {})
+            return ReadResourceResult(contents=to_contents(uri, value, resource.definition.mime_type))
+        for template in self._templates:
+            values = template.template.match(uri)
+            if values is None:
+                continue
+            try:
+                kwargs = template.signature.decode_arguments(values)
+            except ArgumentError:
+                continue
+            value = await _invoke(template.fn, template.signature, kwargs)
+            return ReadResourceResult(contents=to_contents(uri, value, template.definition.mime_type))
+        raise ResourceNotFound(uri)
+
+    async def subscribe(self, params: SubscribeRequestParams) -> dict[str, Any]:
+        self._current_session().subscriptions.add(params.uri)
+        return {}
+
+    async def unsubscribe(self, params: UnsubscribeRequestParams) -> dict[str, Any]:
+        self._current_session().subscriptions.discard(params.uri)
+        return {}
+
+    async def list_prompts(self, params: PaginatedRequestParams) -> ListPromptsResult:
+        page, cursor = self._page([p.definition for p in self._prompts.values()], params.cursor)
+        return ListPromptsResult(prompts=page, next_cursor=cursor)
+
+    async def get_prompt(self, params: GetPromptRequestParams) -> GetPromptResult:
+        entry = self._prompts.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        arguments = params.arguments if params.arguments is not UNSET else None
+        try:
+            kwargs = entry.signature.decode_arguments(arguments)
+        except ArgumentError as exc:
+            raise McpError(INVALID_PARAMS, f"Invalid arguments for prompt {params.name}: {exc}") from None
+        value = await _invoke(entry.fn, entry.signature, kwargs)
+        if isinstance(value, GetPromptResult):
+            return value
+        return GetPromptResult(messages=to_messages(value), description=entry.definition.description)
+
+    async def complete(self, params: CompleteRequestParams) -> CompleteResult:
+        ref = params.ref
+        target = ref.name if isinstance(ref, PromptReference) else ref.uri
+        completer = self._completers.get((ref.type, target, params.argument.name))
+        values: list[str] = []
+        if completer is not None:
+            context = params.context.arguments if params.context is not UNSET else UNSET
+            outcome = completer(params.argument.value, context if context is not UNSET else {})
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+            values = list(outcome)
+        return CompleteResult(
+            completion=CompleteResultCompletion(values=values[:100], total=len(values), has_more=len(values) > 100)
+        )
+
+    async def set_level(self, params: SetLevelRequestParams) -> dict[str, Any]:
+        return {}  # the session records the level
+
+    # ------------------------------------------------------------ plumbing
+
+    def _page(self, items: list[Any], cursor: str | Any) -> tuple[list[Any], Any]:
+        start = 0
+        if cursor is not UNSET:
+            start = _decode_cursor(cursor)
+            if start > len(items):
+                raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor")
+        end = start + self.page_size
+        return items[start:end], (_encode_cursor(end) if end < len(items) else UNSET)
+
+    @staticmethod
+    def _current_session() -> ServerSession:
+        request = current_request.get()
+        assert request is not None
+        return request.session  # type: ignore[return-value]
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve one client over ``transport`` until it closes."""
+        session = ServerSession(transport, self, request_timeout=self.request_timeout)
+        self.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            self.sessions.discard(session)
+
+    async def serve_stdio(self) -> None:
+        from mcpgen.runtime.stdio import server_stdio
+
+        transport = await server_stdio()
+        await self.serve(transport)
+
+    def run(self, transport: str = "stdio") -> None:
+        """Run the server until its client goes away (stdin closes) or SIGTERM."""
+        if transport != "stdio":
+            raise ValueError(f"unknown transport {transport!r}")
+        asyncio.run(_until_signal(self.serve_stdio()))
+
+
+async def _until_signal(main: Awaitable[None]) -> None:
+    """Run ``main``; SIGTERM or SIGINT cancel it, which closes sessions in order."""
+    task = asyncio.ensure_future(main)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, task.cancel)
+        except (NotImplementedError, RuntimeError):
+            pass
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+
+
+async def _invoke(fn: Callable[..., Any], sig: Signature, kwargs: dict[str, Any]) -> Any:
+    if sig.context_param is not None:
+        kwargs[sig.context_param] = Context.current()
+    if sig.is_async:
+        return await fn(**kwargs)
+    return fn(**kwargs)
+
+
+def _text(value: str | None) -> Any:
+    return value if value else UNSET
+
+
+def _tool_error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        kind, _, number = text.partition(":")
+        if kind != "o" or not number.isdigit():
+            raise ValueError(cursor)
+        return int(number)
+    except (ValueError, UnicodeError):
+        raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
+
+
+# ---------------------------------------------------------------- value conversion
+
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_mime(data: bytes) -> str | None:
+    for magic, mime in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def to_content(value: Any) -> list[ContentBlock]:
+    """Content blocks for what a tool returned without an output schema."""
+    if value is None:
+        return []
+    if isinstance(value, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)):
+        return [value]
+    if isinstance(value, str):
+        return [TextContent(text=value)]
+    if isinstance(value, (bytes, bytearray)):
+        data = base64.b64encode(value).decode()
+        mime = image_mime(bytes(value))
+        if mime is not None:
+            return [ImageContent(data=data, mime_type=mime)]
+        blob = BlobResourceContents(uri="mcpgen:result", blob=data, mime_type="application/octet-stream")
+        return [EmbeddedResource(resource=blob)]
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(v, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, str, bytes))
+        for v in value
+    ):
+        return [block for v in value for block in to_content(v)]
+    return [TextContent(text=json.dumps(msgspec.to_builtins(value)))]
+
+
+def to_contents(uri: str, value: Any, mime_type: Any) -> list[TextResourceContents | BlobResourceContents]:
+    """Resource contents for what a resource function returned."""
+    mime = mime_type if mime_type is not UNSET else UNSET
+    if isinstance(value, (TextResourceContents, BlobResourceContents)):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return [BlobResourceContents(uri=uri, blob=base64.b64encode(value).decode(), mime_type=mime)]
+    if isinstance(value, str):
+        return [TextResourceContents(uri=uri, text=value, mime_type=mime)]
+    text = json.dumps(msgspec.to_builtins(value))
+    return [TextResourceContents(uri=uri, text=text, mime_type=mime if mime is not UNSET else "application/json")]
+
+
+def to_messages(value: Any) -> list[PromptMessage]:
+    """Prompt messages for what a prompt function returned."""
+    if isinstance(value, PromptMessage):
+        return [value]
+    if isinstance(value, str):
+        return [PromptMessage(role="user", content=TextContent(text=value))]
+    if isinstance(value, (list, tuple)):
+        out: list[PromptMessage] = []
+        for item in value:
+            out.extend(to_messages(item))
+        return out
+    if isinstance(value, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)):
+        return [PromptMessage(role="user", content=value)]
+    raise TypeError(f"a prompt cannot return {type(value).__name__}")

@@ -1,0 +1,84 @@
+"""The server side of a session: the initialize handshake and per-client state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpgen.generated import (
+    EmptyResult,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    LoggingLevel,
+    MethodSpec,
+    ServerCalls,
+)
+from mcpgen.runtime.capabilities import Declared
+from mcpgen.runtime.errors import INVALID_REQUEST
+from mcpgen.runtime.session import Session
+from mcpgen.runtime.versions import REVISIONS, negotiate
+
+LOG_LEVELS: tuple[LoggingLevel, ...] = (
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
+)  # fmt: skip
+_SEVERITY = {level: i for i, level in enumerate(LOG_LEVELS)}
+
+
+class ServerSession(Session, ServerCalls):
+    """One client's connection to a server.
+
+    Until ``initialize`` only ``ping`` is served. The handshake records the client's
+    capabilities and picks the protocol version (the client's when supported, else our
+    latest); typed calls to the client (``create_message``, ``elicit``, ``list_roots``)
+    are checked against the client's declared capabilities.
+    """
+
+    role = "server"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.client_info: Implementation | None = None
+        self.log_level: LoggingLevel = "debug"
+        self.subscriptions: set[str] = set()
+
+    def refuse(self, spec: MethodSpec) -> tuple[int, str] | None:
+        if spec.method == "initialize":
+            if self.state != "new":
+                return INVALID_REQUEST, "Invalid Request: the session is already initialized"
+            return None
+        if self.state == "new" and spec.method != "ping":
+            return INVALID_REQUEST, f"Invalid Request: {spec.method} before initialize"
+        return super().refuse(spec)
+
+    async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
+        if spec.method == "initialize":
+            return await self._initialize(params)
+        result = await super().call_handler(spec, params)
+        if spec.method == "logging/setLevel":
+            self.log_level = params.level
+        return result
+
+    async def _initialize(self, params: InitializeRequestParams) -> InitializeResult:
+        self.protocol_version = negotiate(params.protocol_version)
+        self.peer_caps = Declared(params.capabilities)
+        self.client_info = params.client_info
+        result: InitializeResult = await self.handlers.initialize(params)
+        result.protocol_version = self.protocol_version
+        self.own_caps = Declared(result.capabilities)
+        self.state = "initializing"
+        return result
+
+    def on_notification(self, spec: MethodSpec, params: Any) -> None:
+        if spec.method == "notifications/initialized" and self.state == "initializing":
+            self.state = "ready"
+
+    def logs(self, level: LoggingLevel) -> bool:
+        """Whether a log message at ``level`` passes the client's chosen level."""
+        return _SEVERITY[level] >= _SEVERITY[self.log_level]
+
+    @property
+    def revision(self) -> Any:
+        return REVISIONS.get(self.protocol_version or "")
+
+
+__all__ = ["ServerSession", "LOG_LEVELS", "EmptyResult"]

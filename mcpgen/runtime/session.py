@@ -1,0 +1,417 @@
+"""The JSON-RPC session engine, independent of transport and of side.
+
+One receive loop reads frames; each incoming request runs in its own task (a slow handler
+never blocks the others); responses resolve the futures of our own requests. Params and
+results are decoded straight from the raw frame into the generated type of the method.
+The generated method tables say which methods exist, their types and the capability that
+gates each; :class:`ServerSession` and :class:`ClientSession` add the side's handshake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from mcpgen.generated import CLIENT_TO_SERVER, SERVER_TO_CLIENT, MethodSpec, decoder
+from mcpgen.runtime.capabilities import Declared, split
+from mcpgen.runtime.errors import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    CapabilityError,
+    ConnectionClosed,
+    McpError,
+    RequestTimeout,
+)
+from mcpgen.runtime.framing import (
+    Envelope,
+    ErrorObject,
+    FrameError,
+    OutNotification,
+    OutRequest,
+    OutResult,
+    RequestId,
+    decode_envelope,
+    encode,
+    error_frame,
+)
+from mcpgen.runtime.transport import Transport
+
+log = logging.getLogger("mcpgen")
+T = TypeVar("T")
+Role = Literal["server", "client"]
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+_EMPTY = b"{}"
+
+
+@dataclass
+class RequestContext:
+    """What a handler may want to know about the request it is serving."""
+
+    session: Session
+    request_id: RequestId
+    method: str
+    meta: dict[str, Any] | UnsetType
+    progress_token: str | int | None = None
+    last_progress: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+current_request: ContextVar[RequestContext | None] = ContextVar("mcpgen_request", default=None)
+
+
+def _runtime_class(result_type: Any) -> Any:
+    """What isinstance can check a handler's return value against."""
+    return getattr(result_type, "__origin__", result_type) if result_type is not None else None
+
+
+class Session:
+    """A connection to one peer.
+
+    ``handlers`` implements the generated handler stub of this side (``ServerHandlers`` or
+    ``ClientHandlers``); every request and notification the peer may send is looked up in
+    the generated method table and routed to the handler's coroutine of that name.
+    """
+
+    role: Role
+
+    def __init__(
+        self,
+        transport: Transport,
+        handlers: Any,
+        *,
+        request_timeout: float | None = 60.0,
+        max_concurrency: int = 1024,
+    ) -> None:
+        self.transport = transport
+        self.handlers = handlers
+        self.request_timeout = request_timeout
+        self.incoming: dict[str, MethodSpec] = CLIENT_TO_SERVER if self.role == "server" else SERVER_TO_CLIENT
+        self.outgoing: dict[str, MethodSpec] = SERVER_TO_CLIENT if self.role == "server" else CLIENT_TO_SERVER
+        self.own_caps = Declared(None)
+        self.peer_caps = Declared(None)
+        self.protocol_version: str | None = None
+        self.state: Literal["new", "initializing", "ready", "closed"] = "new"
+        self._ids = itertools.count(1)
+        self._pending: dict[RequestId, tuple[asyncio.Future[Any], msgspec.json.Decoder[Any]]] = {}
+        self._inflight: dict[RequestId, asyncio.Task[None]] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._progress: dict[str | int, ProgressCallback] = {}
+        self._slots = asyncio.Semaphore(max_concurrency)
+        self._closed = asyncio.Event()
+        self._notification_listeners: list[Callable[[str, Any], Awaitable[None] | None]] = []
+
+    # ------------------------------------------------------------------ receive side
+
+    async def run(self) -> None:
+        """Serve until the peer closes the connection, then clean up."""
+        try:
+            while True:
+                frame = await self.transport.receive()
+                if frame is None:
+                    break
+                try:
+                    self.on_frame(frame)
+                except Exception:  # a bug of ours must not end the session
+                    log.exception("mcpgen: failed to handle a frame")
+        finally:
+            await self._shutdown()
+
+    def on_frame(self, frame: bytes) -> None:
+        """Dispatch one frame. Synchronous: requests get their own task, responses resolve
+        a future, so the loop never waits on a handler."""
+        try:
+            env = decode_envelope(frame)
+        except FrameError as exc:
+            self._spawn(self._send(error_frame(exc.code, exc.message, exc.id)))
+            return
+        if env.method is not UNSET:
+            if env.id is UNSET:
+                self._on_notification(env)
+            else:
+                self._on_request(env)
+        else:
+            self._on_response(env)
+
+    def _on_request(self, env: Envelope) -> None:
+        rid: RequestId = env.id
+        method: str = env.method
+        if rid in self._inflight:
+            self._reply_error(rid, INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
+            return
+        spec = self.incoming.get(method)
+        if spec is None or spec.kind != "request":
+            self._reply_error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
+            return
+        refusal = self.refuse(spec)
+        if refusal is not None:
+            self._reply_error(rid, *refusal)
+            return
+        try:
+            params = self._decode_params(spec, env)
+        except McpError as exc:
+            self._reply_error(rid, exc.code, exc.message)
+            return
+        task = asyncio.get_running_loop().create_task(self._serve(rid, spec, params))
+        self._inflight[rid] = task
+
+    def _decode_params(self, spec: MethodSpec, env: Envelope) -> Any:
+        raw = env.params if env.params is not UNSET else None
+        if raw is None and spec.params_required:
+            raise McpError(INVALID_PARAMS, f"Invalid params: {spec.method} needs params")
+        try:
+            return decoder(spec.params_type).decode(raw if raw is not None else _EMPTY)
+        except msgspec.ValidationError as exc:
+            raise McpError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+
+    def refuse(self, spec: MethodSpec) -> tuple[int, str] | None:
+        """Why an incoming request may not be served now, or None. Sides add their rules."""
+        if spec.capability is not None:
+            side, path = split(spec.capability)
+            if side == self.role and not self.own_caps.has(path):
+                return METHOD_NOT_FOUND, f"Method not found: {spec.method} ({spec.capability} not declared)"
+        return None
+
+    async def _serve(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
+        meta = getattr(params, "meta", UNSET)
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        ctx = RequestContext(self, rid, spec.method, meta, token)
+        current_request.set(ctx)
+        frame: bytes | None = None
+        async with self._slots:
+            try:
+                result = await self.call_handler(spec, params)
+                expected = _runtime_class(spec.result_type)
+                if expected is not None and not isinstance(result, expected):
+                    log.error("mcpgen: %s handler returned %s, not %s", spec.method, type(result).__name__,
+                              getattr(expected, "__name__", expected))  # fmt: skip
+                    frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
+                else:
+                    frame = encode(OutResult(id=rid, result=result))
+            except asyncio.CancelledError:
+                frame = None  # cancelled by the peer (or we are closing): no response
+            except McpError as exc:
+                frame = error_frame(exc.code, exc.message, rid, exc.data)
+            except NotImplementedError:
+                frame = error_frame(METHOD_NOT_FOUND, f"Method not found: {spec.method}", rid)
+            except Exception:
+                log.exception("mcpgen: handler for %s failed", spec.method)
+                frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
+            finally:
+                self._inflight.pop(rid, None)
+        if frame is not None and self.is_open:
+            try:
+                await self.transport.send(frame, related=rid)
+            except ConnectionError:
+                pass
+
+    async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
+        if spec.method == "ping":
+            return {}  # always answered, by either side, whatever the handlers do
+        return await getattr(self.handlers, spec.handler)(params)
+
+    def _on_notification(self, env: Envelope) -> None:
+        method: str = env.method
+        spec = self.incoming.get(method)
+        if spec is None or spec.kind != "notification":
+            log.debug("mcpgen: ignoring unknown notification %s", method)
+            return
+        try:
+            params = self._decode_params(spec, env)
+        except McpError as exc:
+            log.warning("mcpgen: dropping %s: %s", method, exc.message)
+            return
+        if method == "notifications/cancelled":
+            self._on_cancelled(params)
+        elif method == "notifications/progress":
+            self._on_progress(params)
+        else:
+            self.on_notification(spec, params)
+        self._spawn(self._notify_handler(spec, params))
+
+    def on_notification(self, spec: MethodSpec, params: Any) -> None:
+        """Hook for sides: react to a notification before its handler runs."""
+
+    async def _notify_handler(self, spec: MethodSpec, params: Any) -> None:
+        try:
+            await getattr(self.handlers, spec.handler)(params)
+            for listener in self._notification_listeners:
+                outcome = listener(spec.method, params)
+                if outcome is not None:
+                    await outcome
+        except Exception:
+            log.exception("mcpgen: notification handler for %s failed", spec.method)
+
+    def _on_cancelled(self, params: Any) -> None:
+        # Unknown or finished ids are ignored: the response may already be on its way.
+        task = self._inflight.get(params.request_id) if params.request_id is not UNSET else None
+        if task is not None:
+            task.cancel()
+
+    def _on_progress(self, params: Any) -> None:
+        callback = self._progress.get(params.progress_token)
+        if callback is None:
+            return
+        total = params.total if params.total is not UNSET else None
+        message = params.message if params.message is not UNSET else None
+        outcome = callback(params.progress, total, message)
+        if outcome is not None:
+            self._spawn(outcome)
+
+    def _on_response(self, env: Envelope) -> None:
+        if env.id is UNSET:
+            log.warning("mcpgen: the peer reported an error without an id: %s", env.error)
+            return
+        entry = self._pending.pop(env.id, None)
+        if entry is None:
+            return  # late (cancelled or timed out) or unknown: dropped
+        future, result_decoder = entry
+        if future.done():
+            return
+        if env.error is not UNSET:
+            future.set_exception(_peer_error(env.error))
+            return
+        try:
+            future.set_result(result_decoder.decode(env.result))  # type: ignore[arg-type]
+        except msgspec.ValidationError as exc:
+            future.set_exception(McpError(INVALID_PARAMS, f"Invalid result from peer: {exc}"))
+
+    def _reply_error(self, rid: RequestId, code: int, message: str) -> None:
+        self._spawn(self._send(error_frame(code, message, rid), related=rid))
+
+    # ------------------------------------------------------------------ send side
+
+    async def send_request(
+        self,
+        method: str,
+        params: Any,
+        result_type: type[T],
+        *,
+        timeout: float | None | UnsetType = UNSET,
+        on_progress: ProgressCallback | None = None,
+        related: RequestId | UnsetType = UNSET,
+    ) -> T:
+        """Send a request and wait for its result, decoded as ``result_type``.
+
+        On timeout or when the awaiting task is cancelled, the peer is told with
+        ``notifications/cancelled`` and a late response is dropped.
+        """
+        self._check_outgoing(method)
+        if self.state == "closed":
+            raise ConnectionClosed("the session is closed")
+        rid = next(self._ids)
+        if on_progress is not None:
+            params = _with_progress_token(params, rid)
+            self._progress[rid] = on_progress
+        if related is UNSET:
+            ctx = current_request.get()
+            related = ctx.request_id if ctx is not None and ctx.session is self else UNSET
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._pending[rid] = (future, decoder(result_type))
+        limit = self.request_timeout if timeout is UNSET else timeout
+        timer = loop.call_later(limit, _expire, future, method, limit) if limit is not None else None
+        try:
+            await self.transport.send(encode(OutRequest(id=rid, method=method, params=params)), related=related)
+            return await future
+        except (asyncio.CancelledError, RequestTimeout):
+            if rid in self._pending and method != "initialize" and self.is_open:
+                self._spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
+            raise
+        finally:
+            self._pending.pop(rid, None)
+            self._progress.pop(rid, None)
+            if timer is not None:
+                timer.cancel()
+
+    async def send_notification(
+        self, method: str, params: Any, *, related: RequestId | UnsetType = UNSET
+    ) -> None:
+        self._check_outgoing(method)
+        if related is UNSET:
+            ctx = current_request.get()
+            related = ctx.request_id if ctx is not None and ctx.session is self else UNSET
+        await self._send(encode(OutNotification(method=method, params=params)), related=related)
+
+    def _check_outgoing(self, method: str) -> None:
+        spec = self.outgoing.get(method)
+        if spec is None or spec.capability is None:
+            return
+        side, path = split(spec.capability)
+        declared = self.own_caps if side == self.role else self.peer_caps
+        if self.state != "new" and not declared.has(path):
+            raise CapabilityError(f"{method} needs the {spec.capability} capability, which was not declared")
+
+    async def _send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET) -> None:
+        try:
+            await self.transport.send(frame, related=related)
+        except ConnectionError:
+            log.debug("mcpgen: dropped a frame for a closed connection")
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def add_notification_listener(self, listener: Callable[[str, Any], Awaitable[None] | None]) -> None:
+        """Call ``listener(method, params)`` for every notification received."""
+        self._notification_listeners.append(listener)
+
+    # ------------------------------------------------------------------ shutdown
+
+    @property
+    def is_open(self) -> bool:
+        return self.state != "closed"
+
+    async def close(self) -> None:
+        await self.transport.close()
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        if self.state == "closed":
+            await self._closed.wait()
+            return
+        self.state = "closed"
+        for task in list(self._inflight.values()):
+            task.cancel()
+        for future, _ in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionClosed("the connection closed before a response arrived"))
+        self._pending.clear()
+        pending = [*self._inflight.values(), *self._background]
+        if pending:
+            await asyncio.wait(pending, timeout=5)
+        self._closed.set()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+
+def _expire(future: asyncio.Future[Any], method: str, limit: float) -> None:
+    if not future.done():
+        future.set_exception(RequestTimeout(f"{method}: no response within {limit:g} s"))
+
+
+def _peer_error(error: Any) -> McpError:
+    try:
+        obj = msgspec.convert(error, ErrorObject)
+    except msgspec.ValidationError:
+        return McpError(INTERNAL_ERROR, f"malformed error from peer: {error!r}")
+    return McpError(obj.code, obj.message, obj.data)
+
+
+def _with_progress_token(params: Any, token: int) -> Any:
+    meta = getattr(params, "meta", UNSET)
+    new_meta = {**(meta if isinstance(meta, dict) else {}), "progressToken": token}
+    if isinstance(params, dict):
+        return {**params, "_meta": new_meta}
+    return msgspec.structs.replace(params, meta=new_meta)

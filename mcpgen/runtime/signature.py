@@ -1,0 +1,267 @@
+"""Turn a Python callable into an MCP tool/prompt description and argument decoder.
+
+Everything is delegated to msgspec: the parameters become one keyword-only
+``Struct`` (built once, in :func:`signature_of`), its JSON Schema becomes the
+``inputSchema``, and decoding a ``tools/call`` is a single ``msgspec.convert``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Union
+
+import msgspec
+
+__all__ = ["ArgumentError", "Signature", "signature_of"]
+
+_REF_PREFIX = "#/$defs/"
+# Defaults of these exact types are immutable and always JSON-encodable, so
+# msgspec can hold them directly; anything else goes through a factory.
+_PLAIN_DEFAULT_TYPES = (type(None), bool, int, float, str)
+# Schema keywords whose values are data, not subschemas: never hunt "$ref" there.
+_DATA_KEYWORDS = frozenset({"default", "const", "enum", "examples"})
+# Containers a tool may return a bunch of content blocks in.
+_SEQUENCE_ORIGINS = (list, tuple, Sequence, Iterable)
+
+
+class ArgumentError(ValueError):
+    """The arguments of a call do not match the callable's parameters."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What MCP needs to know about a tool or prompt function."""
+
+    name: str
+    description: str | None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    wrap_result: bool
+    context_param: str | None
+    is_async: bool
+    _arguments: type[msgspec.Struct] = field(repr=False, compare=False)
+
+    def decode_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Validate and convert JSON ``arguments`` into keyword arguments for the call."""
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict) and isinstance(arguments, Mapping):
+            arguments = dict(arguments)  # msgspec.convert reads JSON objects from dicts only
+        try:
+            decoded = msgspec.convert(arguments, self._arguments)
+        except msgspec.ValidationError as exc:
+            raise ArgumentError(_argument_message(str(exc))) from None
+        # Shallow, keyed by __struct_fields__: nested Structs/dataclasses stay as they are.
+        return msgspec.structs.asdict(decoded)
+
+
+def signature_of(
+    fn: Callable[..., Any],
+    *,
+    inject_types: tuple[type, ...] = (),
+    content_types: tuple[type, ...] = (),
+) -> Signature:
+    """Describe ``fn``: schemas, docstring summary, injected context parameter, decoder.
+
+    ``inject_types`` mark the parameter the runtime fills itself (e.g. a request
+    context); ``content_types`` are return types that are sent as MCP content
+    rather than structured output.
+    """
+    name: str = getattr(fn, "__name__", type(fn).__name__)
+    try:
+        sig = inspect.signature(fn, eval_str=True)
+    except NameError as exc:
+        raise TypeError(f"cannot resolve the annotations of `{name}`: {exc}") from exc
+
+    context_param: str | None = None
+    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    defaults: dict[str, Any] = {}
+    for param in sig.parameters.values():
+        _check_kind(name, param)
+        annotation = Any if param.annotation is param.empty else param.annotation
+        if inject_types and _mentions(annotation, inject_types, through_sequences=False):
+            if context_param is not None:
+                raise TypeError(f"`{name}` has two context parameters: `{context_param}` and `{param.name}`")
+            context_param = param.name
+        elif param.default is param.empty:
+            fields.append((param.name, annotation))
+        else:
+            defaults[param.name] = param.default
+            fields.append((param.name, annotation, _struct_default(param.default)))
+
+    # kw_only lets required and defaulted parameters interleave in any order;
+    # placing the Struct in this module keeps msgspec's $defs naming from ever
+    # clashing with a user type of the same name.
+    arguments = msgspec.defstruct(
+        f"{name}_arguments",
+        fields,
+        kw_only=True,
+        forbid_unknown_fields=True,
+        module=__name__,
+    )
+    try:
+        root, defs = _schema(arguments)
+    except TypeError as exc:
+        raise TypeError(f"unsupported parameter type in `{name}`: {exc}") from exc
+    properties: dict[str, Any] = root.get("properties", {})
+    for param_name, default in defaults.items():
+        json_default = _json_value(default)
+        if json_default is not _NOT_JSON:
+            properties[param_name]["default"] = json_default
+    input_schema = _with_defs(
+        {
+            "type": "object",
+            "properties": properties,
+            "required": root.get("required", []),
+            "additionalProperties": False,
+        },
+        defs,
+    )
+
+    output_schema, wrap_result = _output_schema(sig.return_annotation, content_types)
+    return Signature(
+        name=name,
+        description=_summary(getattr(fn, "__doc__", None)),
+        input_schema=input_schema,
+        output_schema=output_schema,
+        wrap_result=wrap_result,
+        context_param=context_param,
+        is_async=inspect.iscoroutinefunction(fn)
+        or inspect.iscoroutinefunction(getattr(fn, "__call__", None)),
+        _arguments=arguments,
+    )
+
+
+def _check_kind(fn_name: str, param: inspect.Parameter) -> None:
+    # MCP arguments are one JSON object of named values, so every parameter must
+    # be passable by keyword and there is nothing to feed *args/**kwargs from
+    # without giving up the schema.
+    if param.kind is param.VAR_POSITIONAL:
+        raise TypeError(f"`{fn_name}` takes *{param.name}; MCP arguments are named, declare each parameter")
+    if param.kind is param.VAR_KEYWORD:
+        raise TypeError(f"`{fn_name}` takes **{param.name}; declare each argument so it has a schema")
+    if param.kind is param.POSITIONAL_ONLY:
+        raise TypeError(
+            f"parameter `{param.name}` of `{fn_name}` is positional-only; MCP passes arguments by name"
+        )
+
+
+def _struct_default(default: Any) -> Any:
+    if type(default) in _PLAIN_DEFAULT_TYPES:
+        return default
+    # msgspec refuses mutable defaults (lists, dicts, Structs...). A factory that
+    # hands back the very same object keeps plain Python semantics, where one
+    # default object is shared by every call.
+    return msgspec.field(default_factory=lambda: default)
+
+
+class _NotJson:
+    pass
+
+
+_NOT_JSON = _NotJson()
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as JSON data (as msgspec would encode it), or ``_NOT_JSON``."""
+    try:
+        return msgspec.json.decode(msgspec.json.encode(value))
+    except (TypeError, ValueError):
+        return _NOT_JSON
+
+
+def _mentions(annotation: Any, targets: tuple[type, ...], *, through_sequences: bool) -> bool:
+    """Whether ``annotation`` is one of ``targets``, seen through Annotated and unions
+    (and list/tuple/Sequence when ``through_sequences``)."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _mentions(annotation.__origin__, targets, through_sequences=through_sequences)
+    if origin is Union or origin is types.UnionType or (through_sequences and origin in _SEQUENCE_ORIGINS):
+        args = typing.get_args(annotation)
+        return any(_mentions(arg, targets, through_sequences=through_sequences) for arg in args)
+    candidate = origin if isinstance(origin, type) else annotation  # Ctx[T] counts as Ctx
+    return isinstance(candidate, type) and issubclass(candidate, targets)
+
+
+def _output_schema(annotation: Any, content_types: tuple[type, ...]) -> tuple[dict[str, Any] | None, bool]:
+    """The ``outputSchema`` for a return annotation, and whether results need wrapping."""
+    if annotation is inspect.Signature.empty or annotation is None or annotation is type(None):
+        return None, False
+    if content_types and _mentions(annotation, content_types, through_sequences=True):
+        return None, False
+    try:
+        root, defs = _schema(annotation)
+    except TypeError:
+        # msgspec cannot describe it (an arbitrary class): the runtime sends such
+        # results as plain content, so advertise no structured output.
+        return None, False
+    if root.get("type") == "object":
+        return _with_defs(root, defs), False
+    # Structured content must be a JSON object, so anything else is boxed.
+    wrapped = {"type": "object", "properties": {"result": root}, "required": ["result"]}
+    return _with_defs(wrapped, defs), True
+
+
+def _schema(tp: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """msgspec's schema for ``tp`` with a top-level ``$ref`` resolved, plus its ``$defs``."""
+    (root,), defs = msgspec.json.schema_components((tp,), ref_template=_REF_PREFIX + "{name}")
+    if set(root) == {"$ref"}:
+        root = dict(defs[root["$ref"].removeprefix(_REF_PREFIX)])
+    return root, defs
+
+
+def _with_defs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """Attach the ``$defs`` that ``schema`` (transitively) refers to, and no others."""
+    needed: dict[str, Any] = {}
+    pending = list(_refs(schema))
+    while pending:
+        ref = pending.pop()
+        if ref not in needed:
+            needed[ref] = defs[ref]
+            pending.extend(_refs(defs[ref]))
+    if needed:
+        schema["$defs"] = {key: needed[key] for key in defs if key in needed}  # stable order
+    return schema
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                yield value.removeprefix(_REF_PREFIX)
+            elif key not in _DATA_KEYWORDS:
+                yield from _refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs(item)
+
+
+def _summary(doc: str | None) -> str | None:
+    """First paragraph of a docstring on one line."""
+    if not doc or not doc.strip():
+        return None
+    first = re.split(r"\n\s*\n", doc.strip(), maxsplit=1)[0]
+    return " ".join(first.split())
+
+
+_MISSING = re.compile(r"Object missing required field `(?P<name>[^`]*)`")
+_UNKNOWN = re.compile(r"Object contains unknown field `(?P<name>[^`]*)`")
+
+
+def _argument_message(message: str) -> str:
+    """msgspec's error, reworded when it concerns the argument object itself.
+
+    Errors inside an argument already end in "- at `$.name...`", which names it.
+    """
+    if missing := _MISSING.fullmatch(message):
+        return f"missing required argument `{missing['name']}`"
+    if unknown := _UNKNOWN.fullmatch(message):
+        return f"unknown argument `{unknown['name']}`"
+    if message.startswith("Expected `object`") and " - at " not in message:
+        return f"arguments must be a JSON object: {message}"
+    return message

@@ -1,0 +1,159 @@
+"""The stdio transport: newline-delimited JSON over a process's stdin and stdout.
+
+Server side, stdout carries protocol messages only: the real stdout is kept for them and
+file descriptor 1 is pointed at stderr, so a stray ``print()`` (or a C library writing to
+fd 1) lands in the log instead of corrupting the stream. Client side, the server runs as
+a subprocess whose stderr is read as its log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+
+from msgspec import UNSET, UnsetType
+
+from mcpgen.runtime.framing import RequestId
+
+log = logging.getLogger("mcpgen")
+MAX_MESSAGE = 16 * 1024 * 1024  # bytes in one line; larger frames are refused
+_HIGH_WATER = 1024 * 1024
+# An over-long line is answered as a parse error: its id cannot be read.
+_TOO_LARGE = b"\x00message too large"
+
+
+class StreamTransport:
+    """Frames over an asyncio reader/writer pair, one JSON text per line."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self._closed = False
+
+    async def receive(self) -> bytes | None:
+        while True:
+            try:
+                line = await self.reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial  # the last line may lack its newline
+                if not line.strip():
+                    return None
+            except asyncio.LimitOverrunError as exc:
+                await self._discard_line(exc.consumed)
+                return _TOO_LARGE
+            if line.strip():
+                return line
+
+    async def _discard_line(self, consumed: int) -> None:
+        """Drop an over-long line, a limit's worth at a time, up to its newline."""
+        while True:
+            await self.reader.readexactly(consumed)
+            try:
+                await self.reader.readuntil(b"\n")  # what is left of the line
+                return
+            except asyncio.LimitOverrunError as more:
+                consumed = more.consumed
+            except asyncio.IncompleteReadError:
+                return
+
+    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET) -> None:
+        if self._closed or self.writer.is_closing():
+            raise ConnectionError("stdio transport closed")
+        self.writer.write(frame + b"\n")
+        # Backpressure: wait only when the peer is not keeping up.
+        if self.writer.transport.get_write_buffer_size() > _HIGH_WATER:
+            await self.writer.drain()
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.writer.can_write_eof():
+                self.writer.write_eof()
+            self.writer.close()
+        except (ConnectionError, OSError, RuntimeError):
+            pass
+
+
+async def server_stdio(protect_stdout: bool = True) -> StreamTransport:
+    """The current process's stdin/stdout as a transport (for a server)."""
+    loop = asyncio.get_running_loop()
+    out_fd = 1
+    if protect_stdout:
+        sys.stdout.flush()
+        out_fd = os.dup(1)
+        os.dup2(2, 1)  # fd 1 (and so print) now goes to stderr
+    reader = asyncio.StreamReader(limit=MAX_MESSAGE, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(0, "rb", 0))
+    write_pipe = os.fdopen(out_fd, "wb", 0)
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.streams.FlowControlMixin(loop=loop), write_pipe
+    )
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    return StreamTransport(reader, writer)
+
+
+class ProcessTransport(StreamTransport):
+    """A server subprocess spoken to over its stdin/stdout (for a client)."""
+
+    def __init__(self, process: asyncio.subprocess.Process, stderr_task: asyncio.Task[None]) -> None:
+        assert process.stdout is not None and process.stdin is not None
+        super().__init__(process.stdout, process.stdin)
+        self.process = process
+        self._stderr_task = stderr_task
+
+    @classmethod
+    async def spawn(
+        cls,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        on_stderr: Callable[[str], None] | None = None,
+    ) -> ProcessTransport:
+        full_env = {**os.environ, **env} if env is not None else None
+        process = await asyncio.create_subprocess_exec(
+            command, *args,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env=full_env, cwd=cwd, limit=MAX_MESSAGE,
+        )  # fmt: skip
+        assert process.stderr is not None
+        stderr_task = asyncio.get_running_loop().create_task(_pump_stderr(process.stderr, on_stderr))
+        return cls(process, stderr_task)
+
+    async def close(self, grace: float = 2.0) -> None:
+        """Close stdin, wait for the server to exit, then terminate, then kill."""
+        await super().close()
+        for step in (None, self.process.terminate, self.process.kill):
+            if self.process.returncode is not None:
+                break
+            if step is not None:
+                try:
+                    step()
+                except ProcessLookupError:
+                    break
+            try:
+                await asyncio.wait_for(self.process.wait(), grace)
+            except asyncio.TimeoutError:
+                continue
+        await asyncio.wait([self._stderr_task], timeout=1)
+
+
+async def _pump_stderr(stream: asyncio.StreamReader, on_line: Callable[[str], None] | None) -> None:
+    while True:
+        try:
+            line = await stream.readline()
+        except (ValueError, asyncio.LimitOverrunError):
+            continue
+        if not line:
+            return
+        text = line.decode(errors="replace").rstrip()
+        if on_line is not None:
+            on_line(text)
+        else:
+            log.info("server: %s", text)

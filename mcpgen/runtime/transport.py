@@ -1,0 +1,59 @@
+"""What a session needs from a transport, and an in-memory one for tests and `Client(server)`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+from msgspec import UNSET, UnsetType
+
+from mcpgen.runtime.framing import RequestId
+
+
+class Transport(Protocol):
+    """A bidirectional stream of JSON-RPC frames (one message each)."""
+
+    async def receive(self) -> bytes | None:
+        """The next frame, or None once the peer has closed."""
+        ...
+
+    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET) -> None:
+        """Send one frame. ``related`` names the incoming request it belongs to (a
+        response, or progress/logs/requests made while handling it), for transports that
+        route by request (Streamable HTTP); others ignore it."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class MemoryTransport:
+    """One end of an in-process pipe; see :func:`memory_pair`."""
+
+    def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None]) -> None:
+        self._inbox = inbox
+        self._outbox = outbox
+        self._closed = False
+
+    async def receive(self) -> bytes | None:
+        frame = await self._inbox.get()
+        if frame is None:
+            self._inbox.put_nowait(None)  # later calls see the end too
+        return frame
+
+    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET) -> None:
+        if self._closed:
+            raise ConnectionError("transport closed")
+        self._outbox.put_nowait(frame)
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._outbox.put_nowait(None)
+            self._inbox.put_nowait(None)
+
+
+def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:
+    """Two connected transports: what one sends, the other receives."""
+    a: asyncio.Queue[bytes | None] = asyncio.Queue()
+    b: asyncio.Queue[bytes | None] = asyncio.Queue()
+    return MemoryTransport(a, b), MemoryTransport(b, a)

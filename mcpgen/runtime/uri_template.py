@@ -1,0 +1,505 @@
+"""RFC 6570 URI Templates, as used by MCP resource templates.
+
+``UriTemplate("file:///{path}")`` parses a template once.  ``expand`` is the
+full RFC 6570 algorithm (levels 1-4).  ``match`` goes the other way, for a
+server routing ``resources/read``: it returns the variable values that expand
+to a given URI, or ``None``.
+
+Matching rules, where expansion alone does not pin the answer down:
+
+* A non-exploded variable matches a string; an exploded one (``{/list*}``,
+  ``{?list*}``) matches a list.  Exploded associative arrays and
+  non-exploded lists (``{list}`` -> ``red,green,blue``) are not matched.
+* ``{x,y}`` style expressions are positional: trailing variables may be
+  missing.  ``{?x,y}`` / ``{;x,y}`` / ``{&x,y}`` name their variables, so any
+  of them may be missing; the ones that are missing are left out of the result.
+* Where one value could run into the next (``{name}.{ext}``,
+  ``{+path}/here``) the earlier variable takes as much as it can.
+* Variables with a prefix modifier (``{var:3}``) match the truncated text; if
+  the variable also appears unmodified, that occurrence wins.
+* The URI must be plain ASCII with well-formed ``%XX`` escapes, as produced by
+  expansion; captured values are percent-decoded as UTF-8.
+
+Security: matched values are percent-decoded, so ``{path}`` can yield
+``..`` and ``{+path}`` can yield ``../../etc/passwd`` (and ``%2F`` becomes
+``/``).  Callers that turn values into file paths, SQL, etc. must validate them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple, Union
+from urllib.parse import quote, unquote
+
+__all__ = ["UriTemplate", "UriTemplateError"]
+
+
+class UriTemplateError(ValueError):
+    """A malformed template (or a value that cannot be expanded into it)."""
+
+
+# --- character sets (RFC 3986 section 2) ------------------------------------
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_RESERVED = frozenset(":/?#[]@!$&'()*+,;=")
+_RESERVED_SAFE = "".join(sorted(_RESERVED))
+_PCT = "%[0-9A-Fa-f][0-9A-Fa-f]"
+_PCT_SPLIT = re.compile(f"({_PCT})")
+# Everything an expansion can produce.  Checked before matching so the
+# per-variable patterns never see stray characters or broken escapes.
+_URI = re.compile(f"(?:[{re.escape(''.join(sorted(_UNRESERVED | _RESERVED)))}]|{_PCT})*+")
+_VARCHARS = re.compile(r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+")
+_MAX_LENGTH = re.compile(r"[1-9][0-9]{0,3}")
+
+
+def _encode(text: str, allow_reserved: bool) -> str:
+    """Percent-encode ``text``: the U set, or U+R for ``{+var}``/``{#var}``/literals."""
+    if not allow_reserved:
+        return quote(text, safe="")  # leaves only unreserved characters alone
+    # Reserved expansion keeps existing %XX triplets (RFC 6570 section 3.2.3).
+    pieces = _PCT_SPLIT.split(text)
+    return "".join(p if i % 2 else quote(p, safe=_RESERVED_SAFE) for i, p in enumerate(pieces))
+
+
+# --- parsed template ---------------------------------------------------------
+
+
+class _Op(NamedTuple):
+    """One row of the RFC 6570 appendix A table."""
+
+    first: str
+    sep: str
+    named: bool
+    ifemp: str
+    allow_reserved: bool
+
+
+_OPS: dict[str, _Op] = {
+    "": _Op("", ",", False, "", False),
+    "+": _Op("", ",", False, "", True),
+    "#": _Op("#", ",", False, "", True),
+    ".": _Op(".", ".", False, "", False),
+    "/": _Op("/", "/", False, "", False),
+    ";": _Op(";", ";", True, "", False),
+    "?": _Op("?", "&", True, "=", False),
+    "&": _Op("&", "&", True, "=", False),
+}
+_RESERVED_OPS = frozenset("=,!@|")  # reserved for future extensions by RFC 6570
+
+
+@dataclass(frozen=True)
+class _VarSpec:
+    name: str
+    explode: bool
+    prefix: int | None
+
+
+@dataclass(frozen=True)
+class _Expression:
+    op: str
+    specs: tuple[_VarSpec, ...]
+
+
+def _parse(template: str) -> list[str | _Expression]:
+    parts: list[str | _Expression] = []
+    pos = 0
+    while pos < len(template):
+        if template[pos] == "}":
+            raise UriTemplateError(f"unmatched '}}' at position {pos} in {template!r}")
+        if template[pos] != "{":
+            end = min(i for i in (template.find("{", pos), template.find("}", pos), len(template)) if i >= 0)
+            parts.append(template[pos:end])
+            pos = end
+            continue
+        end = template.find("}", pos + 1)
+        nested = template.find("{", pos + 1)
+        if end < 0 or 0 <= nested < end:
+            raise UriTemplateError(f"unclosed '{{' at position {pos} in {template!r}")
+        parts.append(_parse_expression(template, pos + 1, end))
+        pos = end + 1
+    return parts
+
+
+def _parse_expression(template: str, start: int, end: int) -> _Expression:
+    def fail(what: str, at: int) -> UriTemplateError:
+        return UriTemplateError(f"{what} at position {at} in {template!r}")
+
+    body = template[start:end]
+    if not body:
+        raise fail("empty expression", start - 1)
+    op = body[0] if body[0] in _OPS else ""
+    if body[0] in _RESERVED_OPS:
+        raise fail(f"reserved operator {body[0]!r}", start)
+    specs: list[_VarSpec] = []
+    offset = start + len(op)
+    for raw in body[len(op) :].split(","):
+        name, explode, prefix = raw, False, None
+        if raw.endswith("*"):
+            name, explode = raw[:-1], True
+        elif ":" in raw:
+            name, _, digits = raw.partition(":")
+            if not _MAX_LENGTH.fullmatch(digits):
+                raise fail(f"bad prefix length {digits!r} (want 1-9999)", offset + len(name) + 1)
+            prefix = int(digits)
+        # varname = varchar *( ["."] varchar ), varchar = ALPHA / DIGIT / "_" / pct-encoded
+        if not all(_VARCHARS.fullmatch(label) for label in name.split(".")):
+            raise fail(f"bad variable name {name!r}", offset)
+        specs.append(_VarSpec(name, explode, prefix))
+        offset += len(raw) + 1
+    return _Expression(op, tuple(specs))
+
+
+# --- expansion ---------------------------------------------------------------
+
+_Value = Union[str, list[str], list[tuple[str, str]]]
+
+
+def _normalize(value: object) -> _Value | None:
+    """Map a Python value onto RFC 6570's string / list / associative array; None = undefined."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        pairs = [(str(k), str(v)) for k, v in value.items() if v is not None]
+        return pairs or None  # RFC 6570 section 2.3: empty composites are undefined
+    if isinstance(value, (list, tuple)):
+        items = [str(v) for v in value if v is not None]
+        return items or None
+    return str(value)
+
+
+def _expand_expression(expr: _Expression, values: Mapping[str, object]) -> str:
+    op = _OPS[expr.op]
+    out: list[str] = []
+    for spec in expr.specs:
+        value = _normalize(values.get(spec.name))
+        if value is not None:
+            out.append(_expand_var(op, spec, value))
+    return op.first + op.sep.join(out) if out else ""
+
+
+def _expand_var(op: _Op, spec: _VarSpec, value: _Value) -> str:
+    def enc(text: str) -> str:
+        return _encode(text, op.allow_reserved)
+
+    def named(name: str, text: str) -> str:
+        if not op.named:
+            return text
+        return f"{name}={text}" if text else name + op.ifemp
+
+    if isinstance(value, str):
+        return named(spec.name, enc(value if spec.prefix is None else value[: spec.prefix]))
+    if spec.prefix is not None:
+        raise UriTemplateError(f"prefix modifier ':{spec.prefix}' does not apply to composite variable {spec.name!r}")
+    if not spec.explode:
+        flat = [enc(x) for item in value for x in ((item,) if isinstance(item, str) else item)]
+        return named(spec.name, ",".join(flat))
+    if all(isinstance(item, str) for item in value):
+        return op.sep.join(named(spec.name, enc(str(item))) for item in value)
+    # Exploded associative array: each pair becomes key=value (named ops reuse `named`).
+    pairs = [item for item in value if isinstance(item, tuple)]
+    if op.named:
+        return op.sep.join(named(enc(k), enc(v)) for k, v in pairs)
+    return op.sep.join(f"{enc(k)}={enc(v)}" for k, v in pairs)
+
+
+# --- matching: the template becomes a tiny regex syntax tree -------------------
+#
+# Linear time: Python's `re` backtracks, so the tree is built to leave it no
+# expensive choices.  There are no nested repetitions (an exploded list is one
+# flat run, split afterwards).  A capture whose characters cannot start what
+# follows it is made possessive (`*+`): giving characters back could never
+# help, so the match is the same, just without backtracking.  The few captures
+# that may run into what follows backtrack over their own run once, against a
+# continuation that is itself bounded (see `_narrow`).
+
+
+@dataclass(eq=False)
+class _Cap:
+    group: str
+    chars: frozenset[str]  # literal characters allowed; %XX escapes always are
+    tokens: tuple[str, ...] = ()  # extra regex alternatives (separators inside an exploded run)
+    token_firsts: frozenset[str] = frozenset()
+    lead: str = ""  # regex (a lookahead) that the run must start with
+    avoid: str | None = None  # text the value cannot contain; "" means always empty
+
+    def first(self) -> frozenset[str]:
+        if self.avoid == "":
+            return frozenset()
+        return self.chars | self.token_firsts | {"%"}
+
+
+@dataclass
+class _Opt:
+    body: list[_Node]
+
+
+@dataclass
+class _Alt:
+    branches: list[list[_Node]]
+
+
+_Node = Union[str, _Cap, _Opt, _Alt]  # str = literal text
+
+
+def _first(node: _Node) -> tuple[frozenset[str], bool]:
+    """Characters a non-empty match of ``node`` can start with, and whether it can be empty."""
+    if isinstance(node, str):
+        return frozenset(node[:1]), not node
+    if isinstance(node, _Cap):
+        return node.first(), True
+    if isinstance(node, _Opt):
+        return _first_seq(node.body)[0], True
+    chars: frozenset[str] = frozenset()
+    nullable = False
+    for branch in node.branches:
+        c, n = _first_seq(branch)
+        chars, nullable = chars | c, nullable or n
+    return chars, nullable
+
+
+def _first_seq(nodes: list[_Node]) -> tuple[frozenset[str], bool]:
+    chars: frozenset[str] = frozenset()
+    for node in nodes:
+        c, nullable = _first(node)
+        chars |= c
+        if not nullable:
+            return chars, False
+    return chars, True
+
+
+def _emit_seq(nodes: list[_Node], follow: frozenset[str]) -> str:
+    """Regex for ``nodes``; ``follow`` = characters that can start whatever comes after."""
+    out: list[str] = []
+    for node in reversed(nodes):
+        out.append(_emit(node, follow))
+        chars, nullable = _first(node)
+        follow = chars | follow if nullable else chars
+    return "".join(reversed(out))
+
+
+def _emit(node: _Node, follow: frozenset[str]) -> str:
+    if isinstance(node, str):
+        return re.escape(node)
+    if isinstance(node, _Opt):
+        return f"(?:{_emit_seq(node.body, follow)})?"
+    if isinstance(node, _Alt):
+        return "(?:" + "|".join(_emit_seq(b, follow) for b in node.branches) + ")"
+    if node.avoid == "":
+        return f"(?P<{node.group}>)"
+    atom = "(?:" + "|".join([_char_class(node.chars), _PCT, *node.tokens]) + ")"
+    if node.avoid:
+        atom = f"(?:(?!{re.escape(node.avoid)}){atom})"
+    quantifier = "*" if node.first() & follow else "*+"
+    return f"(?P<{node.group}>{node.lead}{atom}{quantifier})"
+
+
+def _char_class(chars: frozenset[str]) -> str:
+    """``[...]`` for ``chars``, with letters and digits as ranges to keep patterns readable."""
+    ranges = [r for r, members in _RANGES if members <= chars]
+    covered = frozenset().union(*(members for r, members in _RANGES if r in ranges))
+    return "[" + "".join(ranges) + "".join(re.escape(c) for c in sorted(chars - covered)) + "]"
+
+
+_RANGES = [(r, frozenset(chr(c) for c in range(ord(r[0]), ord(r[2]) + 1))) for r in ("A-Z", "a-z", "0-9")]
+
+
+def _narrow(before: _Cap, between: str, after: _Cap) -> None:
+    """Stop ``after`` from overlapping ``before`` when greedy matching makes that impossible anyway.
+
+    If ``before`` could also hold ``between`` and everything ``after`` can, then
+    a match where ``after`` contains ``between`` is never the one chosen:
+    ``before`` would have grown past that occurrence instead.  Saying so in the
+    regex keeps ``after`` from rescanning the same text once per position
+    ``before`` backtracks to (which is quadratic for ``{name}.{ext}``).
+    """
+    plain = not (before.tokens or after.tokens or before.avoid is not None or after.avoid is not None)
+    if plain and after.chars <= before.chars and set(between) <= before.chars:
+        if len(between) == 1:
+            after.chars = after.chars - {between}
+        else:
+            after.avoid = between
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """How to turn one regex group back into a variable value."""
+
+    var: str
+    split: str | None = None  # exploded run: the text between items
+    strip: str = ""  # prefix to drop from each item (";list*" items start with "=")
+    drop_first: bool = False  # the run starts with a separator
+    prefix: bool = False  # from a {var:N} occurrence
+
+
+@dataclass
+class _Compiler:
+    slots: dict[str, _Slot] = field(default_factory=dict)
+
+    def cap(
+        self,
+        spec: _VarSpec,
+        chars: frozenset[str],
+        *,
+        split: str | None = None,
+        tokens: tuple[str, ...] = (),
+        token_firsts: str = "",
+        lead: str = "",
+        strip: str = "",
+        drop_first: bool = False,
+    ) -> _Cap:
+        group = f"g{len(self.slots)}"
+        self.slots[group] = _Slot(spec.name, split, strip, drop_first, spec.prefix is not None)
+        return _Cap(group, chars, tokens, frozenset(token_firsts), lead)
+
+    def item(self, op: _Op, spec: _VarSpec, many: bool) -> _Cap:
+        """Capture for one variable of an unnamed operator (its own separator not included)."""
+        if op.allow_reserved:
+            # {+a,b}: a literal ',' could belong to either, so keep it as the separator.
+            chars = _UNRESERVED | _RESERVED
+            if many and not spec.explode:
+                chars -= {","}
+        else:
+            # {.a} cannot hold a '.', since that is unreserved and would not be escaped.
+            chars = _UNRESERVED - {"."} if op.first == "." else _UNRESERVED
+        if spec.explode:
+            return self.cap(spec, chars | {op.sep}, split=op.sep)
+        return self.cap(spec, chars)
+
+    def named_item(self, op: _Op, spec: _VarSpec, lead_char: str) -> list[_Node]:
+        """``;name=value`` / ``?name=value`` / ``&name=value`` for one variable."""
+        name = spec.name
+        if not spec.explode:
+            cap = self.cap(spec, _UNRESERVED)
+            if op.ifemp == "=":  # ? and &: "name=" even when empty
+                return [f"{lead_char}{name}=", cap]
+            return [f"{lead_char}{name}", _Opt(["=", cap])]  # ;: bare "name" when empty
+        if op.ifemp == "=":
+            # ?list=a&list=b: one flat run in which "&list=" is a separator token.
+            sep = f"&{name}="
+            cap = self.cap(spec, _UNRESERVED, split=sep, tokens=(re.escape(sep),), token_firsts="&")
+            return [f"{lead_char}{name}=", cap]
+        # ;list=a;list;list=b: items are ";list" (empty) or ";list=value".  "="
+        # only right after the name, and ";list" never directly before a value char.
+        esc = re.escape(f";{name}")
+        tokens = (f"{esc}(?!{_char_class(_UNRESERVED | {'%'})})", f"(?<={esc})=")
+        lead = f"(?={esc})"
+        split = f";{name}"
+        return [self.cap(spec, _UNRESERVED, split=split, tokens=tokens, token_firsts=";=", lead=lead, strip="=", drop_first=True)]
+
+    def expression(self, expr: _Expression) -> tuple[list[_Node], tuple[str, _Cap] | None, _Cap | None]:
+        """Nodes for one expression, plus its (prefix, first capture) and its sole capture, for `_narrow`."""
+        op = _OPS[expr.op]
+        specs = expr.specs
+        many = len(specs) > 1
+        if op.named:
+            if op.first != op.sep:  # "?": whichever variable comes first gets the "?"
+                branches: list[list[_Node]] = []
+                for i, spec in enumerate(specs):
+                    branch = self.named_item(op, spec, op.first)
+                    branch += [_Opt(self.named_item(op, rest, op.sep)) for rest in specs[i + 1 :]]
+                    branches.append(branch)
+                return [_Opt([_Alt(branches)])], None, None
+            return [_Opt(self.named_item(op, spec, op.sep)) for spec in specs], None, None
+        caps = [self.item(op, spec, many) for spec in specs]
+        if op.first == op.sep:  # "." and "/": every variable carries its own prefix
+            return [_Opt([op.sep, cap]) for cap in caps], (op.first, caps[0]), None
+        # "", "+", "#": positional, comma-separated; trailing variables may be missing.
+        nodes: list[_Node] = [caps[0]]
+        nodes += [_Opt([op.sep, cap]) for cap in caps[1:]]
+        head = (op.first, caps[0])
+        if op.first:  # "#": the whole thing is absent when every variable is
+            return [_Opt([op.first, *nodes])], head, None
+        return nodes, head, None if many else caps[0]
+
+
+def _compile(parts: list[str | _Expression]) -> tuple[re.Pattern[str], list[tuple[str, _Slot]]]:
+    compiler = _Compiler()
+    nodes: list[_Node] = []
+    tail: _Cap | None = None  # sole capture of the latest expression, if it is not optional
+    between = ""  # literal text since then
+    for part in parts:
+        if isinstance(part, str):
+            literal = _encode(part, allow_reserved=True)
+            nodes.append(literal)
+            between += literal
+            continue
+        expr_nodes, head, new_tail = compiler.expression(part)
+        if tail is not None and head is not None:
+            _narrow(tail, between + head[0], head[1])
+        nodes += expr_nodes
+        tail, between = new_tail, ""
+    regex = re.compile(_emit_seq(nodes, frozenset()))
+    # Unmodified occurrences first, so they win over {var:N} ones.
+    slots = sorted(compiler.slots.items(), key=lambda item: item[1].prefix)
+    return regex, slots
+
+
+def _decode(text: str) -> str:
+    return unquote(text, errors="strict")
+
+
+# --- public class --------------------------------------------------------------
+
+
+class UriTemplate:
+    """A parsed RFC 6570 URI template that can expand values and match URIs."""
+
+    __slots__ = ("template", "variables", "_parts", "_regex", "_slots")
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        self._parts = _parse(template)
+        names = [spec.name for part in self._parts if isinstance(part, _Expression) for spec in part.specs]
+        self.variables: tuple[str, ...] = tuple(dict.fromkeys(names))
+        self._regex, self._slots = _compile(self._parts)
+
+    def expand(self, values: Mapping[str, object]) -> str:
+        """Expand the template (RFC 6570 levels 1-4).
+
+        Values may be strings (other scalars are ``str()``-ed), lists/tuples, or
+        mappings; ``None``, empty lists and empty mappings count as undefined.
+        """
+        out: list[str] = []
+        for part in self._parts:
+            if isinstance(part, str):
+                out.append(_encode(part, allow_reserved=True))
+            else:
+                out.append(_expand_expression(part, values))
+        return "".join(out)
+
+    def match(self, uri: str) -> dict[str, str | list[str]] | None:
+        """Return values that expand to exactly ``uri``, or None (see the module docstring)."""
+        if not _URI.fullmatch(uri):
+            return None
+        m = self._regex.fullmatch(uri)
+        if m is None:
+            return None
+        result: dict[str, str | list[str]] = {}
+        try:
+            for group, slot in self._slots:
+                raw = m.group(group)
+                if raw is None or slot.var in result:
+                    continue
+                if slot.split is None:
+                    result[slot.var] = _decode(raw)
+                    continue
+                items = raw.split(slot.split)
+                if slot.drop_first:
+                    items = items[1:]
+                result[slot.var] = [_decode(item.removeprefix(slot.strip)) for item in items]
+        except UnicodeDecodeError:  # %XX escapes that are not UTF-8
+            return None
+        return result
+
+    def __repr__(self) -> str:
+        return f"UriTemplate({self.template!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, UriTemplate):
+            return NotImplemented
+        return self.template == other.template
+
+    def __hash__(self) -> int:
+        return hash(self.template)
