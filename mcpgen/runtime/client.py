@@ -161,6 +161,36 @@ class Client:
 
         return cls(connect=connect, **options)
 
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        auth: Any = None,
+        standalone_stream: bool = True,
+        **options: Any,
+    ) -> Client:
+        """A client for a server at a Streamable HTTP endpoint (``http://host/mcp``)."""
+
+        async def connect() -> Transport:
+            from mcpgen.runtime.http_client import HttpTransport
+
+            return HttpTransport(url, headers=headers, auth=auth, standalone_stream=standalone_stream)
+
+        return cls(connect=connect, **options)
+
+    @classmethod
+    def sse(cls, url: str, *, headers: dict[str, str] | None = None, **options: Any) -> Client:
+        """A client for a server speaking the 2024-11-05 HTTP+SSE transport (``.../sse``)."""
+
+        async def connect() -> Transport:
+            from mcpgen.runtime.legacy_sse_client import LegacySseTransport
+
+            return await LegacySseTransport.connect(url, headers=headers)
+
+        return cls(connect=connect, **options)
+
     # ------------------------------------------------------------ connection
 
     def capabilities(self) -> ClientCapabilities:

@@ -43,5 +43,8 @@ class ClientSession(Session, ClientCalls):
         self.server_info = result.server_info
         self.instructions = result.instructions or None
         self.state = "ready"
+        started = getattr(self.transport, "started", None)
+        if started is not None:  # e.g. HTTP: send the version header, open the GET stream
+            await started(result.protocol_version)
         await self.send_notification("notifications/initialized", {})
         return result

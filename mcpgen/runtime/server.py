@@ -25,7 +25,7 @@ import signal
 import typing
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from msgspec import UNSET
@@ -79,6 +79,9 @@ from mcpgen.runtime.session import current_request
 from mcpgen.runtime.signature import ArgumentError, Signature, signature_of
 from mcpgen.runtime.transport import Transport
 from mcpgen.runtime.uri_template import UriTemplate
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.http_server import McpHttpApp
 
 log = logging.getLogger("mcpgen")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -492,11 +495,34 @@ class Server(ServerHandlers):
         transport = await server_stdio()
         await self.serve(transport)
 
-    def run(self, transport: str = "stdio") -> None:
-        """Run the server until its client goes away (stdin closes) or SIGTERM."""
-        if transport != "stdio":
-            raise ValueError(f"unknown transport {transport!r}")
-        asyncio.run(_until_signal(self.serve_stdio()))
+    def http_app(self, path: str = "/mcp", **options: Any) -> McpHttpApp:
+        """An ASGI app serving this server over Streamable HTTP at ``path`` (mount it in
+        Starlette or FastAPI, or serve it with any ASGI server). Options: see
+        :class:`~mcpgen.runtime.http_server.HttpOptions` (stateless, json_response,
+        allowed_hosts, allowed_origins, max_body, session_idle_timeout, max_sessions, ...)."""
+        from mcpgen.runtime.http_server import HttpOptions, McpHttpApp
+
+        return McpHttpApp(self, HttpOptions(path=path, **options))
+
+    def run(
+        self,
+        transport: str = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        **options: Any,
+    ) -> None:
+        """Serve until stdin closes or SIGTERM (stdio), or serve HTTP with uvicorn
+        (``transport="http"``; binds 127.0.0.1 unless told otherwise)."""
+        if transport == "stdio":
+            asyncio.run(_until_signal(self.serve_stdio()))
+        elif transport == "http":
+            import uvicorn
+
+            uvicorn.run(self.http_app(path, **options), host=host, port=port, log_level="warning")
+        else:
+            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
 
 
 async def _until_signal(main: Awaitable[None]) -> None:

@@ -132,7 +132,7 @@ class Session:
         try:
             env = decode_envelope(frame)
         except FrameError as exc:
-            self._spawn(self._send(error_frame(exc.code, exc.message, exc.id)))
+            self._spawn(self._send(error_frame(exc.code, exc.message, exc.id), related=exc.id, final=True))
             return
         if env.method is not UNSET:
             if env.id is UNSET:
@@ -210,7 +210,7 @@ class Session:
                 self._inflight.pop(rid, None)
         if frame is not None and self.is_open:
             try:
-                await self.transport.send(frame, related=rid)
+                await self.transport.send(frame, related=rid, final=True)
             except ConnectionError:
                 pass
 
@@ -286,7 +286,7 @@ class Session:
             future.set_exception(McpError(INVALID_PARAMS, f"Invalid result from peer: {exc}"))
 
     def _reply_error(self, rid: RequestId, code: int, message: str) -> None:
-        self._spawn(self._send(error_frame(code, message, rid), related=rid))
+        self._spawn(self._send(error_frame(code, message, rid), related=rid, final=True))
 
     # ------------------------------------------------------------------ send side
 
@@ -351,9 +351,9 @@ class Session:
         if self.state != "new" and not declared.has(path):
             raise CapabilityError(f"{method} needs the {spec.capability} capability, which was not declared")
 
-    async def _send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET) -> None:
+    async def _send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
         try:
-            await self.transport.send(frame, related=related)
+            await self.transport.send(frame, related=related, final=final)
         except ConnectionError:
             log.debug("mcpgen: dropped a frame for a closed connection")
 

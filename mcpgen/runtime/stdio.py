@@ -59,7 +59,7 @@ class StreamTransport:
             except asyncio.IncompleteReadError:
                 return
 
-    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET) -> None:
+    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
         if self._closed or self.writer.is_closing():
             raise ConnectionError("stdio transport closed")
         self.writer.write(frame + b"\n")

@@ -17,10 +17,10 @@ class Transport(Protocol):
         """The next frame, or None once the peer has closed."""
         ...
 
-    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET) -> None:
-        """Send one frame. ``related`` names the incoming request it belongs to (a
-        response, or progress/logs/requests made while handling it), for transports that
-        route by request (Streamable HTTP); others ignore it."""
+    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
+        """Send one frame. ``related`` names the incoming request it belongs to (progress,
+        logs or requests made while handling it; ``final`` marks its response), for
+        transports that route by request (Streamable HTTP); others ignore both."""
         ...
 
     async def close(self) -> None: ...
@@ -40,7 +40,7 @@ class MemoryTransport:
             self._inbox.put_nowait(None)  # later calls see the end too
         return frame
 
-    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET) -> None:
+    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
         if self._closed:
             raise ConnectionError("transport closed")
         self._outbox.put_nowait(frame)

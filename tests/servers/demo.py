@@ -1,11 +1,13 @@
-"""An mcpgen server exercising every feature; the runtime tests drive it over stdio.
+"""An mcpgen server exercising every feature; the runtime tests drive it over stdio and
+Streamable HTTP.
 
-Run: python tests/servers/demo.py [--page-size N]
+Run: python tests/servers/demo.py [--page-size N] [--http PORT [--stateless] [--json-response] [--max-body N]]
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from dataclasses import dataclass
 from typing import Annotated
@@ -137,6 +139,22 @@ def add_tool(name: str) -> str:
     return "added"
 
 
+@server.tool()
+async def poll(ctx: Context) -> str:
+    """Closes its HTTP stream at once and answers later (the client must resume)."""
+    from mcpgen.runtime.http_server import close_current_stream
+
+    await close_current_stream()
+    await asyncio.sleep(0.3)
+    return "answered after the reconnect"
+
+
+@server.tool()
+def pid() -> int:
+    """The serving process (to see load spread over workers)."""
+    return os.getpid()
+
+
 @server.resource("config://app", mime_type="application/json", description="App settings")
 def config() -> dict[str, object]:
     return {"debug": False, "level": 3}
@@ -181,5 +199,19 @@ async def file_names(value: str, arguments: dict[str, str]) -> list[str]:
     return sorted(n for n in FILES if n.startswith(value))
 
 
+def option(name: str, default: str | None = None) -> str | None:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
 if __name__ == "__main__":
-    server.run()
+    if "--http" in sys.argv:
+        server.run(
+            "http",
+            port=int(option("--http") or 0),
+            stateless="--stateless" in sys.argv,
+            json_response="--json-response" in sys.argv,
+            max_body=int(option("--max-body") or 16 * 1024 * 1024),
+            retry_ms=200,
+        )
+    else:
+        server.run()

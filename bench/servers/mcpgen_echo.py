@@ -1,0 +1,41 @@
+"""mcpgen stdio server with one tool, ``echo(text: str) -> str``, for ``bench/stdio.py``.
+
+Run: python bench/servers/mcpgen_echo.py
+
+Set ``MCPGEN_BENCH_PROFILE=PATH`` to run the server under cProfile and write the stats
+to PATH when the client closes stdin (read them with ``python -m pstats PATH``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from mcpgen import Server
+
+server = Server("mcpgen-echo")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+def main() -> None:
+    profile_path = os.environ.get("MCPGEN_BENCH_PROFILE")
+    if not profile_path:
+        server.run()
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        server.run()
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile_path)
+
+
+if __name__ == "__main__":
+    main()

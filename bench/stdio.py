@@ -1,0 +1,589 @@
+"""``tools/call`` round trips over stdio: mcpgen next to the official MCP SDK.
+
+Three servers expose the same tool, ``echo(text: str) -> str``, and are served over stdio:
+
+* ``mcpgen``: ``mcpgen.Server`` (``bench/servers/mcpgen_echo.py``);
+* ``SDK low``: the SDK's low-level ``mcp.server.lowlevel.Server`` with hand-written
+  ``tools/list`` and ``tools/call`` handlers (``bench/servers/sdk_lowlevel_echo.py``);
+* ``SDK high``: the SDK's high-level ``mcp.server.mcpserver.MCPServer``, formerly FastMCP
+  (``bench/servers/sdk_highlevel_echo.py``).
+
+One raw client, written below, drives all three: it spawns the server as a subprocess and
+speaks newline-delimited JSON-RPC over its stdin/stdout (asyncio subprocess; a reader task
+matches each response to its request id and resolves that request's future). After the
+``initialize`` handshake (protocol 2025-11-25) and a warm-up, it measures:
+
+1. throughput and latency: requests/s and p50/p99 round-trip latency with 1 request in
+   flight (sequential) and with 64 in flight (a window of 64 outstanding requests, refilled
+   as each response arrives), for a fixed number of calls;
+2. cold start: wall time from spawning the interpreter to receiving the ``initialize``
+   response, best and median of 5 spawns (after one untimed spawn that warms the caches;
+   the servers take turns);
+3. memory: the server process's RSS (``VmRSS`` in ``/proc/<pid>/status``) after the calls
+   above (and its peak, ``VmHWM``).
+
+Every response is checked: the id is one we sent, a ``result`` is present, it is not an
+error, and its first content block is the text we sent. Failures are counted and printed.
+Latency runs from writing the request to reading the chunk holding its response.
+
+Run from the repository root with the project's venv active (Linux, for ``/proc``)::
+
+    python bench/stdio.py                     # 5,000 sequential + 20,000 pipelined calls
+    python bench/stdio.py --quick             # every count divided by 10
+    python bench/stdio.py --json stdio.json   # also write the numbers as JSON
+
+Set ``MCPGEN_BENCH_PROFILE=PATH`` to make the mcpgen server write a cProfile dump there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+HERE = Path(__file__).resolve().parent
+SERVERS: dict[str, Path] = {
+    "mcpgen": HERE / "servers" / "mcpgen_echo.py",
+    "SDK low": HERE / "servers" / "sdk_lowlevel_echo.py",
+    "SDK high": HERE / "servers" / "sdk_highlevel_echo.py",
+}
+PROTOCOL_VERSION = "2025-11-25"
+WINDOW = 64
+COLD_STARTS = 5
+READ_CHUNK = 1 << 16
+STDERR_LINES_KEPT = 20
+MAX_ERRORS_SHOWN = 5
+HANDSHAKE_TIMEOUT = 30.0  # seconds for spawn + initialize
+PHASE_TIMEOUT = 180.0  # seconds for one measured phase
+# Targets mcpgen is judged on: advantage over the SDK (see ``advantage`` for the direction).
+TARGETS = {"seq_rps": 4.0, "win_rps": 30.0, "cold_median_ms": 4.0, "rss_mib": 2.0}
+
+CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%s}}}\n'
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+
+
+# --- Wire types (what the client checks) --------------------------------------------------
+
+
+class Response(msgspec.Struct):
+    """Any frame from the server; ``result`` stays raw until we know what it answers."""
+
+    jsonrpc: str | None = None
+    id: int | str | None = None
+    method: str | None = None
+    result: msgspec.Raw | None = None
+    error: Any = None
+
+
+class Content(msgspec.Struct):
+    type: str
+    text: str | None = None
+
+
+class ToolResult(msgspec.Struct, rename="camel"):
+    content: list[Content]
+    is_error: bool = False
+
+
+_response = msgspec.json.Decoder(Response)
+_tool_result = msgspec.json.Decoder(ToolResult)
+
+
+class CallFailed(Exception):
+    """A request whose response was missing, malformed or wrong."""
+
+
+@dataclass
+class Pending:
+    future: asyncio.Future[Any]
+    sent_at: float
+    expected: str | None  # the echo text, or None for a request whose raw result we want
+
+
+# --- The client -----------------------------------------------------------------------------
+
+
+class RawClient:
+    """One server subprocess spoken to in raw newline-delimited JSON-RPC."""
+
+    def __init__(self, name: str, process: asyncio.subprocess.Process, spawned_at: float) -> None:
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        self.name = name
+        self.process = process
+        self.spawned_at = spawned_at
+        self.errors: list[str] = []  # problems not tied to one awaited request
+        self.stderr: deque[str] = deque(maxlen=STDERR_LINES_KEPT)
+        self.closed = False
+        self._stdin = process.stdin
+        self._pending: dict[int, Pending] = {}
+        self._next_id = 0
+        self._loop = asyncio.get_running_loop()
+        self._reader = self._loop.create_task(self._read(process.stdout))
+        self._stderr_task = self._loop.create_task(self._drain_stderr(process.stderr))
+
+    @classmethod
+    async def spawn(cls, name: str, script: Path, env: dict[str, str] | None = None) -> RawClient:
+        spawned_at = time.perf_counter()
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(script),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, **(env or {})},
+        )  # fmt: skip
+        return cls(name, process, spawned_at)
+
+    # receive side
+
+    async def _read(self, stdout: asyncio.StreamReader) -> None:
+        buffer = b""
+        try:
+            while True:
+                chunk = await stdout.read(READ_CHUNK)
+                if not chunk:
+                    break
+                now = time.perf_counter()
+                *lines, buffer = (buffer + chunk).split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        self._on_line(line, now)
+        finally:
+            self.closed = True
+            if buffer.strip():
+                self.errors.append(f"unterminated last frame: {buffer[:200]!r}")
+            for pending in self._pending.values():
+                if not pending.future.done():
+                    pending.future.set_exception(CallFailed("the server closed stdout before answering"))
+            self._pending.clear()
+
+    def _on_line(self, line: bytes, now: float) -> None:
+        try:
+            frame = _response.decode(line)
+        except msgspec.DecodeError as exc:
+            self.errors.append(f"undecodable frame ({exc}): {line[:200]!r}")
+            return
+        if frame.method is not None:
+            if frame.id is not None:
+                self.errors.append(f"unexpected server-to-client request {frame.method}")
+            return  # a notification: not part of the benchmark, ignored
+        if frame.jsonrpc != "2.0":
+            self.errors.append(f"frame without jsonrpc 2.0: {line[:200]!r}")
+        pending = self._pending.pop(frame.id, None) if isinstance(frame.id, int) else None
+        if pending is None:
+            self.errors.append(f"response with an unknown id {frame.id!r}: {line[:200]!r}")
+            return
+        if pending.future.done():
+            return  # its waiter gave up (timeout)
+        if frame.error is not None or frame.result is None:
+            pending.future.set_exception(CallFailed(f"id {frame.id}: no result: {line[:200]!r}"))
+        elif pending.expected is None:
+            pending.future.set_result(frame.result)
+        else:
+            problem = _check_echo(frame.result, pending.expected)
+            if problem is None:
+                pending.future.set_result(now - pending.sent_at)
+            else:
+                pending.future.set_exception(CallFailed(f"id {frame.id}: {problem}"))
+
+    async def _drain_stderr(self, stderr: asyncio.StreamReader) -> None:
+        while line := await stderr.readline():
+            self.stderr.append(line.decode(errors="replace").rstrip())
+
+    # send side
+
+    def _send(self, frame: bytes, expected: str | None, rid: int) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = self._loop.create_future()
+        if self.closed:
+            future.set_exception(CallFailed("the server has exited"))
+            return future
+        self._pending[rid] = Pending(future, time.perf_counter(), expected)
+        self._stdin.write(frame)
+        return future
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def call_echo(self) -> asyncio.Future[float]:
+        """Send ``tools/call echo``; the future gets the round-trip latency in seconds."""
+        rid = self._new_id()
+        text = f"echo #{rid} héllo"
+        return self._send(CALL % (rid, msgspec.json.encode(text)), text, rid)
+
+    async def initialize(self) -> None:
+        """The handshake: ``initialize``, its response, then ``notifications/initialized``."""
+        rid = self._new_id()
+        request = {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "bench-stdio", "version": "1.0"},
+            },
+        }
+        raw = await self._send(msgspec.json.encode(request) + b"\n", None, rid)
+        result = msgspec.json.decode(raw)
+        if not isinstance(result, dict) or result.get("protocolVersion") != PROTOCOL_VERSION:
+            raise CallFailed(f"unexpected initialize result: {bytes(raw)[:200]!r}")
+        self._stdin.write(INITIALIZED)
+        await self._stdin.drain()
+
+    # process
+
+    def memory_kib(self) -> dict[str, int]:
+        """VmRSS and VmHWM (peak RSS) of the server process, in KiB."""
+        found: dict[str, int] = {}
+        with open(f"/proc/{self.process.pid}/status", encoding="ascii") as status:
+            for line in status:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    found[key] = int(value.split()[0])
+        return found
+
+    async def close(self) -> None:
+        """Close stdin and wait for the server to exit; terminate, then kill, if it will not."""
+        try:
+            self._stdin.close()
+        except (ConnectionError, OSError):
+            pass
+        for stop in (None, self.process.terminate, self.process.kill):
+            if self.process.returncode is not None:
+                break
+            if stop is not None:
+                try:
+                    stop()
+                except ProcessLookupError:
+                    break
+            try:
+                await asyncio.wait_for(self.process.wait(), 5.0)
+            except asyncio.TimeoutError:
+                continue
+        await asyncio.wait([self._reader, self._stderr_task], timeout=2.0)
+
+
+def _check_echo(raw: msgspec.Raw, expected: str) -> str | None:
+    """Why a ``tools/call`` result is not the echo of ``expected``, or None if it is."""
+    try:
+        result = _tool_result.decode(raw)
+    except msgspec.DecodeError as exc:
+        return f"not a CallToolResult ({exc}): {bytes(raw)[:200]!r}"
+    if result.is_error:
+        return f"isError: {bytes(raw)[:200]!r}"
+    if not result.content or result.content[0].type != "text" or result.content[0].text != expected:
+        return f"wrong echo, expected {expected!r}: {bytes(raw)[:200]!r}"
+    return None
+
+
+# --- Measurements ---------------------------------------------------------------------------
+
+
+@dataclass
+class Phase:
+    """One fixed-count run of calls."""
+
+    in_flight: int
+    calls: int
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def record(self, future: asyncio.Future[float]) -> None:
+        exc = future.exception()
+        if exc is None:
+            self.latencies.append(future.result())
+        else:
+            self.errors.append(str(exc))
+
+    def summary(self) -> dict[str, Any]:
+        ordered = sorted(self.latencies)
+        return {
+            "in_flight": self.in_flight,
+            "calls": self.calls,
+            "ok": len(ordered),
+            "errors": len(self.errors),
+            "seconds": self.seconds,
+            "rps": len(ordered) / self.seconds if self.seconds > 0 and ordered else None,
+            "p50_ms": percentile(ordered, 50),
+            "p99_ms": percentile(ordered, 99),
+        }
+
+
+def percentile(ordered: list[float], pct: float) -> float | None:
+    """Nearest-rank percentile of sorted seconds, in milliseconds."""
+    if not ordered:
+        return None
+    rank = max(1, -(-len(ordered) * pct // 100))  # ceil
+    return ordered[int(rank) - 1] * 1000
+
+
+async def run_phase(client: RawClient, calls: int, in_flight: int) -> Phase:
+    """``calls`` echo calls keeping ``in_flight`` of them outstanding until the last."""
+    phase = Phase(in_flight, calls)
+    loop = asyncio.get_running_loop()
+    finished: asyncio.Future[None] = loop.create_future()
+    sent = done = 0
+
+    def send_next() -> None:
+        nonlocal sent
+        sent += 1
+        client.call_echo().add_done_callback(on_done)
+
+    def on_done(future: asyncio.Future[float]) -> None:
+        nonlocal done
+        done += 1
+        phase.record(future)
+        if sent < calls and not client.closed:
+            send_next()
+        elif done == sent and not finished.done():
+            finished.set_result(None)
+
+    started = time.perf_counter()
+    for _ in range(min(in_flight, calls)):
+        send_next()
+    try:
+        await asyncio.wait_for(asyncio.shield(finished), PHASE_TIMEOUT)
+    except asyncio.TimeoutError:
+        phase.errors.append(f"timed out after {PHASE_TIMEOUT:g} s with {sent - done} calls unanswered")
+    phase.seconds = time.perf_counter() - started
+    return phase
+
+
+@dataclass
+class ServerResult:
+    name: str
+    warmup_calls: int = 0
+    phases: list[dict[str, Any]] = field(default_factory=list)
+    calls_before_rss: int = 0
+    rss_kib: int | None = None
+    peak_rss_kib: int | None = None
+    idle_rss_kib: int | None = None
+    cold_start_ms: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    stderr_tail: list[str] = field(default_factory=list)
+
+    def phase(self, in_flight: int) -> dict[str, Any]:
+        return next((p for p in self.phases if p["in_flight"] == in_flight), {})
+
+    @property
+    def error_count(self) -> int:
+        return len(self.errors)
+
+
+async def throughput_session(name: str, script: Path, counts: dict[str, int]) -> ServerResult:
+    """Spawn, handshake, warm up, run both phases, read RSS."""
+    result = ServerResult(name)
+    client = await RawClient.spawn(name, script)
+    try:
+        await asyncio.wait_for(client.initialize(), HANDSHAKE_TIMEOUT)
+        result.idle_rss_kib = client.memory_kib().get("VmRSS")
+        warmup = await run_phase(client, counts["warmup"], WINDOW)
+        result.warmup_calls = counts["warmup"]
+        result.errors += [f"warm-up: {e}" for e in warmup.errors]
+        for calls, in_flight in ((counts["sequential"], 1), (counts["pipelined"], WINDOW)):
+            phase = await run_phase(client, calls, in_flight)
+            result.phases.append(phase.summary())
+            result.errors += [f"{in_flight} in flight: {e}" for e in phase.errors]
+        result.calls_before_rss = counts["warmup"] + counts["sequential"] + counts["pipelined"]
+        memory = client.memory_kib()
+        result.rss_kib, result.peak_rss_kib = memory.get("VmRSS"), memory.get("VmHWM")
+    except (CallFailed, asyncio.TimeoutError, OSError) as exc:
+        result.errors.append(f"session failed: {type(exc).__name__}: {exc}")
+    finally:
+        await client.close()
+    result.errors += client.errors
+    result.stderr_tail = list(client.stderr)
+    return result
+
+
+async def cold_start(name: str, script: Path) -> float:
+    """Seconds from spawning the server to reading its ``initialize`` response."""
+    client = await RawClient.spawn(name, script)
+    try:
+        await asyncio.wait_for(client.initialize(), HANDSHAKE_TIMEOUT)
+        elapsed = time.perf_counter() - client.spawned_at
+    finally:
+        await client.close()
+    if client.errors:
+        raise CallFailed("; ".join(client.errors))
+    return elapsed
+
+
+async def measure(counts: dict[str, int], progress: Callable[[str], None]) -> dict[str, ServerResult]:
+    results: dict[str, ServerResult] = {}
+    for name, script in SERVERS.items():
+        progress(f"{name}: {counts['sequential']:,} sequential, {counts['pipelined']:,} with {WINDOW} in flight")
+        results[name] = await throughput_session(name, script, counts)
+    progress(f"cold start: 1 untimed + {COLD_STARTS} timed spawns per server, taking turns")
+    for round_ in range(COLD_STARTS + 1):
+        for name, script in SERVERS.items():
+            try:
+                seconds = await cold_start(name, script)
+            except (CallFailed, asyncio.TimeoutError, OSError) as exc:
+                results[name].errors.append(f"cold start: {type(exc).__name__}: {exc}")
+                continue
+            if round_ > 0:
+                results[name].cold_start_ms.append(seconds * 1000)
+    return results
+
+
+# --- Report ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    label: str
+    unit: str
+    values: dict[str, float | None]
+    higher_is_better: bool
+    target: float | None = None  # minimum advantage of mcpgen over each SDK server
+
+
+def rows(results: dict[str, ServerResult]) -> list[Row]:
+    def per_server(get: Callable[[ServerResult], float | None]) -> dict[str, float | None]:
+        return {name: get(r) for name, r in results.items()}
+
+    def mib(kib: int | None) -> float | None:
+        return kib / 1024 if kib is not None else None
+
+    def cold(pick: Callable[[list[float]], float]) -> Callable[[ServerResult], float | None]:
+        return lambda r: pick(r.cold_start_ms) if r.cold_start_ms else None
+
+    calls = max((r.calls_before_rss for r in results.values()), default=0)
+    out: list[Row] = []
+    for in_flight, target in ((1, TARGETS["seq_rps"]), (WINDOW, TARGETS["win_rps"])):
+        out += [
+            Row(f"{in_flight} in flight: requests/s", "req/s",
+                per_server(lambda r: r.phase(in_flight).get("rps")), True, target),
+            Row(f"{in_flight} in flight: p50 latency", "ms",
+                per_server(lambda r: r.phase(in_flight).get("p50_ms")), False),
+            Row(f"{in_flight} in flight: p99 latency", "ms",
+                per_server(lambda r: r.phase(in_flight).get("p99_ms")), False),
+        ]  # fmt: skip
+    out += [
+        Row(f"cold start, best of {COLD_STARTS}", "ms", per_server(cold(min)), False),
+        Row(f"cold start, median of {COLD_STARTS}", "ms", per_server(cold(statistics.median)), False,
+            TARGETS["cold_median_ms"]),
+        Row("RSS after initialize", "MiB", per_server(lambda r: mib(r.idle_rss_kib)), False),
+        Row(f"RSS after {calls:,} calls", "MiB", per_server(lambda r: mib(r.rss_kib)), False, TARGETS["rss_mib"]),
+        Row("peak RSS (VmHWM)", "MiB", per_server(lambda r: mib(r.peak_rss_kib)), False),
+    ]  # fmt: skip
+    return out
+
+
+def advantage(row: Row, sdk: str) -> float | None:
+    """mcpgen's advantage over ``sdk``: mcpgen ÷ SDK for rates, SDK ÷ mcpgen for costs;
+    above 1 means mcpgen is better."""
+    ours, theirs = row.values.get("mcpgen"), row.values.get(sdk)
+    if not ours or not theirs:
+        return None
+    return ours / theirs if row.higher_is_better else theirs / ours
+
+
+def number(value: float | None, unit: str) -> str:
+    if value is None:
+        return "failed"
+    if unit == "req/s":
+        return f"{value:,.0f}"
+    return f"{value:,.2f}" if value < 100 else f"{value:,.1f}"
+
+
+def times(value: float | None, target: float | None) -> str:
+    if value is None:
+        return "-"
+    miss = " !" if target is not None and value < target else "  "
+    return f"{value:.2f}x{miss}"
+
+
+def table(results: dict[str, ServerResult]) -> str:
+    widths = (32, 9, 10, 10, 13, 13, 8)
+    names = list(SERVERS)
+
+    def line(cells: tuple[str, ...]) -> str:
+        first, *rest = cells
+        return f"{first:<{widths[0]}}" + "".join(f"  {c:>{w}}" for c, w in zip(rest, widths[1:]))
+
+    header = line(("metric (unit)", *names, "mcpgen vs low", "mcpgen vs high", "target"))
+    out = [header, "-" * len(header)]
+    for row in rows(results):
+        out.append(line((
+            f"{row.label} ({row.unit})",
+            *(number(row.values.get(n), row.unit) for n in names),
+            times(advantage(row, "SDK low"), row.target),
+            times(advantage(row, "SDK high"), row.target),
+            f">={row.target:g}x" if row.target is not None else "",
+        )))  # fmt: skip
+    out += [
+        "",
+        "mcpgen vs ...: mcpgen's advantage, >1 = mcpgen better: mcpgen ÷ SDK for req/s;",
+        "SDK ÷ mcpgen for latency, start time and RSS.  '!' marks a ratio below its target.",
+    ]
+    return "\n".join(out)
+
+
+def error_report(results: dict[str, ServerResult]) -> str:
+    out = ["errors (bad, missing or failed responses; protocol problems):"]
+    for name, result in results.items():
+        out.append(f"  {name}: {result.error_count}")
+        out += [f"    {e}" for e in result.errors[:MAX_ERRORS_SHOWN]]
+        if result.error_count > MAX_ERRORS_SHOWN:
+            out.append(f"    ... and {result.error_count - MAX_ERRORS_SHOWN} more")
+        if result.errors and result.stderr_tail:
+            out.append("    server stderr (last lines):")
+            out += [f"      {s}" for s in result.stderr_tail]
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="divide every call count by 10")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers here")
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    counts = {"warmup": 1_000 // scale, "sequential": 5_000 // scale, "pipelined": 20_000 // scale}
+
+    versions = {
+        "python": platform.python_version(),
+        **{name: version(name) for name in ("mcpgen", "mcp", "mcp-types", "msgspec", "pydantic", "anyio")},
+    }
+    print(", ".join(f"{k} {v}" for k, v in versions.items()) + f"; {os.cpu_count()} CPUs")
+    print(
+        f"per server: warm-up {counts['warmup']:,} calls ({WINDOW} in flight), then {counts['sequential']:,}"
+        f" calls 1 in flight, then {counts['pipelined']:,} calls {WINDOW} in flight; protocol {PROTOCOL_VERSION}\n"
+    )
+    started = time.perf_counter()
+    results = asyncio.run(measure(counts, lambda text: print(f"... {text}", file=sys.stderr, flush=True)))
+    print(table(results))
+    print()
+    print(error_report(results))
+    print(f"\ntotal time {time.perf_counter() - started:.1f} s")
+
+    if args.json is not None:
+        report = {
+            "versions": versions,
+            "settings": {**counts, "window": WINDOW, "cold_starts": COLD_STARTS, "protocol": PROTOCOL_VERSION},
+            "targets": TARGETS,
+            "servers": {name: asdict(r) for name, r in results.items()},
+            "advantage": {
+                row.label: {"unit": row.unit, **{sdk: advantage(row, sdk) for sdk in ("SDK low", "SDK high")}}
+                for row in rows(results)
+            },
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 1 if any(r.errors for r in results.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

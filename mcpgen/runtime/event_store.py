@@ -1,0 +1,58 @@
+"""Where Streamable HTTP keeps the events of each SSE stream, so a client that lost its
+connection can ask for what it missed (``Last-Event-ID``)."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Protocol
+
+
+class EventStore(Protocol):
+    async def store(self, stream_id: str, frame: bytes) -> str:
+        """Keep ``frame`` as the next event of ``stream_id``; return its event id."""
+        ...
+
+    async def replay_after(self, event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
+        """The stream an event id belongs to and the events after it, or None if the id is
+        unknown (or too old)."""
+        ...
+
+    async def forget(self, stream_id: str) -> None:
+        """Drop a stream's events (its session ended)."""
+        ...
+
+
+class MemoryEventStore:
+    """Keeps the last ``per_stream`` events of every stream in memory.
+
+    Event ids are ``<stream id>/<sequence>``: unique across the session's streams, and
+    they say which stream to replay, as the spec suggests.
+    """
+
+    def __init__(self, per_stream: int = 1000) -> None:
+        self.per_stream = per_stream
+        self._streams: dict[str, deque[tuple[int, bytes]]] = {}
+        self._next: dict[str, int] = {}
+
+    async def store(self, stream_id: str, frame: bytes) -> str:
+        seq = self._next.get(stream_id, 0)
+        self._next[stream_id] = seq + 1
+        events = self._streams.get(stream_id)
+        if events is None:
+            events = self._streams[stream_id] = deque(maxlen=self.per_stream)
+        events.append((seq, frame))
+        return f"{stream_id}/{seq}"
+
+    async def replay_after(self, event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
+        stream_id, _, seq_text = event_id.rpartition("/")
+        if not seq_text.isdigit() or stream_id not in self._next:
+            return None
+        seq = int(seq_text)
+        events = self._streams.get(stream_id, deque())
+        if events and events[0][0] > seq + 1:
+            return None  # we no longer have everything after it
+        return stream_id, [(f"{stream_id}/{s}", frame) for s, frame in events if s > seq]
+
+    async def forget(self, stream_id: str) -> None:
+        self._streams.pop(stream_id, None)
+        self._next.pop(stream_id, None)

@@ -1,0 +1,208 @@
+"""The Streamable HTTP transport, client side (httpx).
+
+Each frame is POSTed; the reply is JSON, an SSE stream (read until the request's
+response), or 202. After the handshake the session id and negotiated protocol version go
+on every request, and a GET opens the standalone stream for server-initiated messages.
+A stream that drops before its response is resumed with a GET carrying ``Last-Event-ID``,
+after the server's ``retry`` delay. Closing sends DELETE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import httpx
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from mcpgen.runtime import sse
+from mcpgen.runtime.errors import ConnectionClosed, McpError
+from mcpgen.runtime.framing import RequestId
+
+log = logging.getLogger("mcpgen")
+_ACCEPT = "application/json, text/event-stream"
+_DEFAULT_RETRY_MS = 1000
+_MAX_RESUMES = 5
+
+
+class _Probe(msgspec.Struct):
+    id: Any = UNSET
+    method: Any = UNSET
+
+
+_probe = msgspec.json.Decoder(_Probe)
+
+
+class SessionExpired(ConnectionClosed):
+    """The server no longer knows our session (404): a new session must be started."""
+
+
+class HttpTransport:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        auth: httpx.Auth | None = None,
+        timeout: float = 60.0,
+        client: httpx.AsyncClient | None = None,
+        standalone_stream: bool = True,
+    ) -> None:
+        self.url = url
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.standalone_stream = standalone_stream
+        self._own_client = client is None
+        self._client = client or httpx.AsyncClient(
+            headers=headers, auth=auth, timeout=httpx.Timeout(timeout, read=None), follow_redirects=True
+        )
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    # ------------------------------------------------------------ Transport
+
+    async def receive(self) -> bytes | None:
+        return await self._inbox.get()
+
+    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
+        if self._closed:
+            raise ConnectionClosed("the HTTP transport is closed")
+        probe = _probe.decode(frame)
+        awaiting = probe.id if probe.method is not UNSET and probe.id is not UNSET else UNSET
+        request = self._client.build_request(
+            "POST", self.url, content=frame, headers={**self._headers(), "content-type": "application/json"}
+        )
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise ConnectionClosed(f"POST {self.url} failed: {exc}") from exc
+        try:
+            await self._handle_post_response(response, awaiting, probe.method)
+        except BaseException:
+            await response.aclose()
+            raise
+
+    async def _handle_post_response(self, response: httpx.Response, awaiting: Any, method: Any) -> None:
+        session_id = response.headers.get("mcp-session-id")
+        if session_id and method == "initialize":
+            self.session_id = session_id
+        if response.status_code == 404 and self.session_id is not None:
+            await response.aclose()
+            raise SessionExpired("the server ended our session (404): start a new one")
+        if response.status_code >= 400:
+            body = await response.aread()
+            raise McpError(-32603, f"HTTP {response.status_code} from {self.url}: {_error_text(body)}")
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind == "text/event-stream":
+            task = asyncio.ensure_future(self._read_stream(response, awaiting))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        body = await response.aread()
+        if body.strip() and kind in ("application/json", ""):
+            self._inbox.put_nowait(body)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"accept": _ACCEPT}
+        if self.session_id is not None:
+            headers["mcp-session-id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["mcp-protocol-version"] = self.protocol_version
+        return headers
+
+    async def _read_stream(self, response: httpx.Response, awaiting: Any) -> None:
+        """Deliver a POST's SSE events; resume with GET if it drops before the response."""
+        parser = sse.Parser()
+        got_response = await self._pump(response, parser, awaiting)
+        resumes = 0
+        while not got_response and awaiting is not UNSET and not self._closed:
+            if parser.last_id is None or resumes >= _MAX_RESUMES:
+                log.warning("mcpgen: a response stream ended without the response and cannot be resumed")
+                return
+            resumes += 1
+            await asyncio.sleep((parser.retry_ms or _DEFAULT_RETRY_MS) / 1000)
+            resumed = await self._get_stream(parser.last_id)
+            if resumed is None:
+                return
+            got_response = await self._pump(resumed, parser, awaiting)
+
+    async def _pump(self, response: httpx.Response, parser: sse.Parser, awaiting: Any) -> bool:
+        """Read events into the inbox; True once the awaited response came by."""
+        try:
+            async for line in response.aiter_lines():
+                found = parser.line(line)
+                if found is None or not found.data or found.event != "message":
+                    continue
+                data = found.data.encode()
+                self._inbox.put_nowait(data)
+                if awaiting is not UNSET:
+                    probe = _probe.decode(data)
+                    if probe.method is UNSET and probe.id == awaiting:
+                        return True
+        except (httpx.HTTPError, msgspec.DecodeError) as exc:
+            log.debug("mcpgen: SSE stream dropped: %s", exc)
+        finally:
+            await response.aclose()
+        return False
+
+    async def _get_stream(self, last_event_id: str | None) -> httpx.Response | None:
+        headers = self._headers()
+        headers["accept"] = "text/event-stream"
+        if last_event_id is not None:
+            headers["last-event-id"] = last_event_id
+        try:
+            response = await self._client.send(self._client.build_request("GET", self.url, headers=headers), stream=True)
+        except httpx.HTTPError as exc:
+            log.debug("mcpgen: GET stream failed: %s", exc)
+            return None
+        if response.status_code != 200:
+            await response.aclose()
+            return None
+        return response
+
+    # ------------------------------------------------------------ lifecycle hooks
+
+    async def started(self, protocol_version: str) -> None:
+        """The handshake finished: send the version from now on, open the GET stream."""
+        self.protocol_version = protocol_version
+        if self.standalone_stream and self.session_id is not None:
+            task = asyncio.ensure_future(self._standalone())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _standalone(self) -> None:
+        parser = sse.Parser()
+        while not self._closed:
+            response = await self._get_stream(parser.last_id)
+            if response is None:
+                return  # 405: the server offers no standalone stream
+            await self._pump(response, parser, UNSET)
+            await asyncio.sleep((parser.retry_ms or _DEFAULT_RETRY_MS) / 1000)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=2)
+        if self.session_id is not None:
+            try:
+                await self._client.delete(self.url, headers=self._headers(), timeout=5)
+            except httpx.HTTPError:
+                pass  # the server may be gone already; nothing to clean up then
+        if self._own_client:
+            await self._client.aclose()
+        self._inbox.put_nowait(None)
+
+
+def _error_text(body: bytes) -> str:
+    try:
+        data = msgspec.json.decode(body)
+        return str(data.get("error", {}).get("message", body[:200].decode(errors="replace")))
+    except (msgspec.DecodeError, AttributeError):
+        return body[:200].decode(errors="replace")

@@ -1,0 +1,594 @@
+"""The Streamable HTTP transport, server side: an ASGI app with one MCP endpoint.
+
+POST carries one JSON-RPC message. A request is answered with ``application/json`` when
+its handler sends nothing else first, and with ``text/event-stream`` when it sends
+progress, logs or requests to the client before its result (they travel on that stream).
+A notification or response gets 202. GET opens the session's standalone stream for
+server-initiated messages; DELETE ends the session. Streams are resumable: every SSE
+event has an id, kept in an event store, and a GET with ``Last-Event-ID`` replays what
+followed it.
+
+Sessions (``Mcp-Session-Id``) are created by ``initialize``; stateless mode has none and
+serves each POST on its own, for many workers behind a load balancer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from msgspec import UNSET, UnsetType
+
+from mcpgen.runtime import sse
+from mcpgen.runtime.capabilities import Declared
+from mcpgen.runtime.errors import INVALID_REQUEST
+from mcpgen.runtime.event_store import EventStore, MemoryEventStore
+from mcpgen.runtime.framing import FrameError, RequestId, decode_envelope, error_frame
+from mcpgen.runtime.server_session import ServerSession
+from mcpgen.runtime.versions import HTTP_DEFAULT, REVISIONS
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.server import Server
+
+log = logging.getLogger("mcpgen")
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+
+@dataclass
+class HttpOptions:
+    path: str = "/mcp"
+    stateless: bool = False
+    json_response: bool = False  # never stream: related messages go to the GET stream
+    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS  # host names, any port; "*" allows all
+    allowed_origins: tuple[str, ...] | None = None  # None: origins on allowed_hosts
+    max_body: int = 16 * 1024 * 1024
+    session_idle_timeout: float = 30 * 60
+    max_sessions: int = 10_000
+    retry_ms: int = 1000  # SSE reconnection hint
+    keepalive: float = 15.0
+    event_store: Callable[[], EventStore] = MemoryEventStore
+    legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE endpoints
+
+
+class _Stream:
+    """The frames of one SSE stream (a POST's, or the standalone GET one), waiting for
+    whichever HTTP connection is currently serving it."""
+
+    def __init__(self, stream_id: str) -> None:
+        self.id = stream_id
+        # (frame, final); final None is no frame but a request to close the connection.
+        self.queue: asyncio.Queue[tuple[bytes, bool | None]] = asyncio.Queue()
+        self.done = False  # the final frame has been queued
+        self.attached = False  # an HTTP connection is reading it
+
+
+class HttpSessionTransport:
+    """The transport one :class:`ServerSession` sees: frames in from POST bodies, frames
+    out to the stream of the request they belong to."""
+
+    def __init__(self, app: McpHttpApp, session_id: str) -> None:
+        self.app = app
+        self.session_id = session_id
+        self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.streams: dict[RequestId, _Stream] = {}
+        self.events = app.options.event_store()
+        self.stream_ids: set[str] = set()
+        self.last_active = time.monotonic()
+        self._counter = 0
+        self.closed = False
+        # Exists from the start, so messages sent before the client's GET wait for it.
+        self.standalone: _Stream | None = self.new_stream()
+
+    def new_stream(self) -> _Stream:
+        self._counter += 1
+        stream = _Stream(f"{self.session_id[:8]}-{self._counter}")
+        self.stream_ids.add(stream.id)
+        return stream
+
+    async def receive(self) -> bytes | None:
+        return await self.inbox.get()
+
+    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
+        if self.closed:
+            raise ConnectionError("session closed")
+        stream = self.streams.get(related) if related is not UNSET else None
+        if stream is None or (self.app.options.json_response and not final):
+            stream = self.standalone
+            final = False
+        if stream is None:
+            log.debug("mcpgen: no stream for a server message; dropped")
+            return
+        if final and related is not UNSET:
+            self.streams.pop(related, None)
+            stream.done = True
+        elif not stream.attached and stream.queue.qsize() >= _MAX_DETACHED:
+            log.warning("mcpgen: nobody reads this session's stream; dropping a message")
+            return
+        stream.queue.put_nowait((frame, final))
+
+    async def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.inbox.put_nowait(None)
+            for stream_id in self.stream_ids:
+                await self.events.forget(stream_id)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.streams) or (self.standalone is not None and self.standalone.attached)
+
+
+@dataclass
+class _Live:
+    transport: HttpSessionTransport
+    session: ServerSession
+    task: asyncio.Task[None]
+    protocol_version: str = HTTP_DEFAULT
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str, code: int = INVALID_REQUEST) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+
+
+class McpHttpApp:
+    """ASGI application serving one :class:`Server` over Streamable HTTP."""
+
+    def __init__(self, server: Server, options: HttpOptions) -> None:
+        self.server = server
+        self.options = options
+        self.sessions: dict[str, _Live] = {}
+        self._reaper: asyncio.Task[None] | None = None
+        self._legacy: Any = None
+        if options.legacy_sse:
+            from mcpgen.runtime.legacy_sse import LegacySseEndpoints
+
+            self._legacy = LegacySseEndpoints(self)
+
+    # ------------------------------------------------------------ ASGI entry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        self._start_reaper()
+        path = _route(scope)
+        try:
+            self._check_host_and_origin(scope)
+            if path == self.options.path or (path == "/" and self.options.path == "/"):
+                method = scope["method"]
+                if method == "POST":
+                    await self._post(scope, receive, send)
+                elif method == "GET":
+                    await self._get(scope, receive, send)
+                elif method == "DELETE":
+                    await self._delete(scope, send)
+                else:
+                    await _respond(send, 405, b"", extra=[(b"allow", b"GET, POST, DELETE")])
+            elif self._legacy is not None and self._legacy.handles(path):
+                await self._legacy(scope, receive, send, path)
+            else:
+                await _respond(send, 404, b"not found", b"text/plain")
+        except HttpError as exc:
+            await _respond(send, exc.status, error_frame(exc.code, exc.message))
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def close(self) -> None:
+        """End every session (cancelling their handlers)."""
+        for session_id in list(self.sessions):
+            await self._end(session_id)
+        if self._reaper is not None:
+            self._reaper.cancel()
+
+    # ------------------------------------------------------------ checks
+
+    def _check_host_and_origin(self, scope: Scope) -> None:
+        """DNS-rebinding protection: a page on another origin must not reach a local
+        server through a name that resolves to 127.0.0.1."""
+        allowed = self.options.allowed_hosts
+        if "*" in allowed:
+            return
+        headers = _headers(scope)
+        host = _host_name(headers.get("host", ""))
+        if host not in allowed:
+            raise HttpError(403, "Forbidden: Host not allowed")
+        origin = headers.get("origin")
+        if origin is not None:
+            origins = self.options.allowed_origins
+            ok = origin in origins if origins is not None else _origin_host(origin) in allowed
+            if not ok:
+                raise HttpError(403, "Forbidden: Origin not allowed")
+
+    @staticmethod
+    def _check_version(headers: dict[str, str]) -> str | None:
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version not in REVISIONS:
+            raise HttpError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}")
+        return version
+
+    # ------------------------------------------------------------ POST
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = _headers(scope)
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type != "application/json":
+            raise HttpError(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
+        accept = headers.get("accept", "*/*")
+        if not _accepts(accept, "application/json") and not _accepts(accept, "text/event-stream"):
+            raise HttpError(406, "Not Acceptable: accept application/json and text/event-stream")
+        version = self._check_version(headers)
+        body = await _read_body(receive, self.options.max_body)
+        try:
+            env = decode_envelope(body)
+        except FrameError as exc:
+            await _respond(send, 400, error_frame(exc.code, exc.message, exc.id))
+            return
+        is_request = env.method is not UNSET and env.id is not UNSET
+        if self.options.stateless:
+            await self._post_stateless(scope, receive, send, body, env.method, is_request, version)
+            return
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            if env.method != "initialize":
+                raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
+            live = self._open_session()
+        else:
+            found = self.sessions.get(session_id)
+            if found is None:
+                raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
+            live = found
+        live.transport.last_active = time.monotonic()
+        if version is not None:
+            live.protocol_version = version
+        if not is_request:
+            live.transport.inbox.put_nowait(body)
+            await _respond(send, 202, b"")
+            return
+        stream = live.transport.new_stream()
+        live.transport.streams[env.id] = stream
+        live.transport.inbox.put_nowait(body)
+        extra = [(b"mcp-session-id", live.transport.session_id.encode())]
+        await self._answer(live, stream, receive, send, extra)
+
+    async def _answer(
+        self, live: _Live, stream: _Stream, receive: Receive, send: Send, extra: list[tuple[bytes, bytes]]
+    ) -> None:
+        """Reply with JSON if the first frame is the response, else stream events."""
+        first = await stream.queue.get()
+        if first[1] is True:
+            await _respond(send, 200, first[0], extra=extra)
+            return
+        # A handler about to close the connection needs the priming event to resume.
+        prime = _primes(live.session) or first[1] is None
+        await self._stream(live, stream, receive, send, extra, prime=prime, first=first)
+
+    async def _stream(
+        self,
+        live: _Live,
+        stream: _Stream,
+        receive: Receive,
+        send: Send,
+        extra: list[tuple[bytes, bytes]],
+        *,
+        prime: bool,
+        replay: Iterable[tuple[str, bytes]] = (),
+        first: tuple[bytes, bool | None] | None = None,
+    ) -> None:
+        """Serve ``stream`` as SSE on this connection until its final frame or a
+        disconnect (after which the frames wait in the store for a resuming GET)."""
+        events = live.transport.events
+        await send({"type": "http.response.start", "status": 200, "headers": _sse_headers(extra)})
+        disconnected = asyncio.ensure_future(_wait_disconnect(receive))
+        stream.attached = True
+        try:
+            if prime:
+                event_id = await events.store(stream.id, b"")
+                await _body(send, sse.event(b"", event_id, self.options.retry_ms))
+            for event_id, frame in replay:
+                if frame:
+                    await _body(send, sse.event(frame, event_id))
+            while first is not None or not (stream.done and stream.queue.empty()):
+                if first is not None:
+                    frame, final = first
+                    first = None
+                else:
+                    getter = asyncio.ensure_future(stream.queue.get())
+                    ready, _ = await asyncio.wait(
+                        {getter, disconnected}, timeout=self.options.keepalive, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if disconnected in ready:
+                        getter.cancel()
+                        return
+                    if getter not in ready:
+                        getter.cancel()
+                        await _body(send, sse.KEEPALIVE)
+                        continue
+                    frame, final = getter.result()
+                if final is None:
+                    break  # the handler asked to end this connection (polling); the stream lives on
+                event_id = await events.store(stream.id, frame)
+                await _body(send, sse.event(frame, event_id))
+                if final:
+                    break
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            stream.attached = False
+            disconnected.cancel()
+            await self._park(live, stream)
+
+    async def _park(self, live: _Live, stream: _Stream) -> None:
+        """A connection left before its stream ended: keep storing what comes, so a GET
+        with Last-Event-ID can pick it up."""
+        if stream.done and stream.queue.empty():
+            return
+        if stream is live.transport.standalone:
+            return  # stays the session's standalone stream for the next GET
+        live.extra.setdefault("parked", {})[stream.id] = stream
+
+    async def _post_stateless(
+        self, scope: Scope, receive: Receive, send: Send, body: bytes, method: Any, is_request: bool,
+        version: str | None,
+    ) -> None:  # fmt: skip
+        """Serve one message with a throwaway session: no handshake state, JSON only."""
+        transport = HttpSessionTransport(self, "stateless")
+        session = ServerSession(transport, self.server, request_timeout=self.server.request_timeout)
+        if method != "initialize":
+            session.state = "ready"
+            session.protocol_version = version or HTTP_DEFAULT
+            session.own_caps = Declared(self.server.capabilities())
+        task = asyncio.ensure_future(session.run())
+        try:
+            if not is_request:
+                transport.inbox.put_nowait(body)
+                await _respond(send, 202, b"")
+                return
+            env = decode_envelope(body)
+            stream = transport.new_stream()
+            transport.streams[env.id] = stream
+            transport.inbox.put_nowait(body)
+            while True:
+                frame, final = await stream.queue.get()
+                if final is True:
+                    await _respond(send, 200, frame)
+                    return
+        finally:
+            await transport.close()
+            await asyncio.wait([task], timeout=5)
+
+    # ------------------------------------------------------------ GET and DELETE
+
+    async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.options.stateless:
+            await _respond(send, 405, b"", extra=[(b"allow", b"POST")])
+            return
+        headers = _headers(scope)
+        if not _accepts(headers.get("accept", ""), "text/event-stream"):
+            raise HttpError(406, "Not Acceptable: GET needs Accept: text/event-stream")
+        self._check_version(headers)
+        live = self._session(headers)
+        extra = [(b"mcp-session-id", live.transport.session_id.encode())]
+        last = headers.get("last-event-id")
+        if last is not None:
+            await self._resume(live, last, receive, send, extra)
+            return
+        current = live.transport.standalone
+        if current is not None and current.attached:
+            raise HttpError(409, "Conflict: this session already has a GET stream")
+        stream = current or live.transport.new_stream()
+        live.transport.standalone = stream
+        await self._stream(live, stream, receive, send, extra, prime=_primes(live.session))
+
+    async def _resume(self, live: _Live, last: str, receive: Receive, send: Send, extra: list[tuple[bytes, bytes]]) -> None:
+        found = await live.transport.events.replay_after(last)
+        if found is None:
+            raise HttpError(404, "Not Found: unknown Last-Event-ID")
+        stream_id, events = found
+        parked: dict[str, _Stream] = live.extra.get("parked", {})
+        stream = parked.pop(stream_id, None)
+        if stream is None:
+            standalone = live.transport.standalone
+            stream = standalone if standalone is not None and standalone.id == stream_id else _Stream(stream_id)
+            if stream is not standalone:
+                stream.done = True  # finished already: the replay is all there is
+        await self._stream(live, stream, receive, send, extra, prime=False, replay=events)
+
+    async def _delete(self, scope: Scope, send: Send) -> None:
+        if self.options.stateless:
+            await _respond(send, 405, b"", extra=[(b"allow", b"POST")])
+            return
+        headers = _headers(scope)
+        live = self._session(headers)
+        await self._end(live.transport.session_id)
+        await _respond(send, 200, b"")
+
+    # ------------------------------------------------------------ sessions
+
+    def _session(self, headers: dict[str, str]) -> _Live:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
+        live = self.sessions.get(session_id)
+        if live is None:
+            raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
+        live.transport.last_active = time.monotonic()
+        return live
+
+    def _open_session(self) -> _Live:
+        if len(self.sessions) >= self.options.max_sessions:
+            self._reap(force=True)
+            if len(self.sessions) >= self.options.max_sessions:
+                raise HttpError(503, "Service Unavailable: too many sessions")
+        session_id = secrets.token_urlsafe(24)  # 192 random bits, visible ASCII
+        transport = HttpSessionTransport(self, session_id)
+        session = ServerSession(transport, self.server, request_timeout=self.server.request_timeout)
+        self.server.sessions.add(session)
+        task = asyncio.ensure_future(session.run())
+        task.add_done_callback(lambda _: self.server.sessions.discard(session))
+        live = _Live(transport, session, task)
+        self.sessions[session_id] = live
+        return live
+
+    async def _end(self, session_id: str) -> None:
+        live = self.sessions.pop(session_id, None)
+        if live is None:
+            return
+        await live.transport.close()
+        await asyncio.wait([live.task], timeout=5)
+
+    def _start_reaper(self) -> None:
+        if self._reaper is None and not self.options.stateless:
+            self._reaper = asyncio.ensure_future(self._reap_forever())
+
+    async def _reap_forever(self) -> None:
+        interval = max(1.0, min(60.0, self.options.session_idle_timeout / 4))
+        while True:
+            await asyncio.sleep(interval)
+            self._reap()
+
+    def _reap(self, force: bool = False) -> None:
+        """End sessions idle longer than the timeout (or, when full, the idlest one)."""
+        now = time.monotonic()
+        idle = [
+            (live.transport.last_active, sid)
+            for sid, live in self.sessions.items()
+            if not live.transport.busy
+        ]
+        expired = [sid for last, sid in idle if now - last > self.options.session_idle_timeout]
+        if force and not expired and idle:
+            expired = [min(idle)[1]]
+        for sid in expired:
+            asyncio.ensure_future(self._end(sid))
+            self.sessions.pop(sid, None)
+
+
+_MAX_DETACHED = 10_000  # messages kept for a stream no connection is reading
+
+
+async def close_current_stream() -> None:
+    """Close the HTTP connection of the request being served, keeping its SSE stream:
+    the client reconnects (GET with Last-Event-ID) after the retry delay and receives
+    the rest. Lets long requests poll instead of holding a connection open."""
+    from mcpgen.runtime.session import current_request
+
+    request = current_request.get()
+    if request is None:
+        return
+    transport = request.session.transport
+    if isinstance(transport, HttpSessionTransport):
+        stream = transport.streams.get(request.request_id)
+        if stream is not None:
+            stream.queue.put_nowait((b"", None))
+
+
+def _primes(session: ServerSession) -> bool:
+    """Priming events (an id before any message) are new in 2025-11-25."""
+    return (session.protocol_version or "") >= "2025-11-25"
+
+
+# ---------------------------------------------------------------- HTTP helpers
+
+
+def _route(scope: Scope) -> str:
+    path: str = scope.get("path", "/")
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :] or "/"
+    return path
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
+def _origin_host(origin: str) -> str:
+    scheme, _, rest = origin.partition("://")
+    if scheme not in ("http", "https"):
+        return ""
+    return _host_name(rest.split("/", 1)[0])
+
+
+def _accepts(accept: str, media: str) -> bool:
+    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    major = media.split("/")[0]
+    return media in kinds or "*/*" in kinds or f"{major}/*" in kinds
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise HttpError(400, "Bad Request: the client went away")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise HttpError(413, f"Payload Too Large: the limit is {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: bytes = b"application/json",
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    headers = [(b"content-length", str(len(body)).encode())]
+    if body:
+        headers.append((b"content-type", content_type))
+    headers.extend(extra or ())
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _sse_headers(extra: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"content-type", b"text/event-stream"),
+        (b"cache-control", b"no-cache"),
+        (b"x-accel-buffering", b"no"),
+        *extra,
+    ]
+
+
+async def _body(send: Send, chunk: bytes) -> None:
+    await send({"type": "http.response.body", "body": chunk, "more_body": True})
