@@ -494,6 +494,9 @@ def everything_command() -> list[str]:
     node = shutil.which("node")
     if node is None:
         pytest.fail("node is not on PATH: the server-everything interop test needs Node.js (>= 20)")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    if int(version.lstrip("v").split(".")[0] or 0) < 20:
+        pytest.fail(f"node {version} is too old: server-everything's dependencies need Node.js >= 20")
     if _installed_version() != _locked_version():
         npm = shutil.which("npm")
         if npm is None:

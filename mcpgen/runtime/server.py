@@ -74,6 +74,7 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
+from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
 from mcpgen.runtime.server_session import ServerSession
 from mcpgen.runtime.session import current_request
 from mcpgen.runtime.signature import ArgumentError, Signature, signature_of
@@ -102,6 +103,7 @@ class _Tool:
     signature: Signature
     definition: Tool
     returns: Any  # the return annotation, for checking structured output
+    check_input: Callable[[Any], None] | None = None  # for a tool given an explicit input schema
 
 
 @dataclass
@@ -172,12 +174,16 @@ class Server(ServerHandlers):
         annotations: ToolAnnotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
     ) -> Callable[[F], F]:
         """Register a function as a tool. Its parameters' type hints make the input
-        schema; its return annotation, when it is structured data, the output schema."""
+        schema; its return annotation, when it is structured data, the output schema.
+        ``input_schema`` replaces the derived schema verbatim (arguments are then checked
+        against it before the type hints convert them)."""
 
         def register(fn: F) -> F:
             sig = signature_of(fn, inject_types=(Context,), content_types=_CONTENT_TYPES)
+            check = compile_schema(input_schema) if input_schema is not None else None
             tool_name = name or sig.name
             if not TOOL_NAME.fullmatch(tool_name):
                 raise ValueError(f"invalid tool name {tool_name!r}: use 1-128 of A-Z a-z 0-9 _ - .")
@@ -187,14 +193,14 @@ class Server(ServerHandlers):
                 name=tool_name,
                 title=title or UNSET,
                 description=_text(description or sig.description),
-                input_schema=sig.input_schema,
+                input_schema=input_schema if input_schema is not None else sig.input_schema,
                 output_schema=sig.output_schema if sig.output_schema is not None else UNSET,
                 annotations=annotations or UNSET,
                 icons=icons or UNSET,
                 meta=meta or UNSET,
             )
             returns = typing.get_type_hints(fn).get("return") if sig.output_schema is not None else None
-            self._tools[tool_name] = _Tool(fn, sig, definition, returns)
+            self._tools[tool_name] = _Tool(fn, sig, definition, returns, check)
             self._changed("tools")
             return fn
 
@@ -361,8 +367,10 @@ class Server(ServerHandlers):
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments = params.arguments if params.arguments is not UNSET else None
         try:
+            if entry.check_input is not None:
+                entry.check_input(arguments or {})
             kwargs = entry.signature.decode_arguments(arguments)
-        except ArgumentError as exc:
+        except (ArgumentError, SchemaValidationError) as exc:
             return _tool_error(f"Invalid arguments for {params.name}: {exc}")
         try:
             value = await _invoke(entry.fn, entry.signature, kwargs)

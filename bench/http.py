@@ -1,0 +1,475 @@
+"""``tools/call`` over Streamable HTTP: mcpgen next to the official MCP SDK.
+
+Two servers expose the same tool, ``echo(text: str) -> str``, over Streamable HTTP, each
+served by uvicorn (1 worker, log level warning) on a free port on 127.0.0.1, as its own
+subprocess:
+
+* ``mcpgen``: ``mcpgen.Server`` via ``server.run("http", ...)``
+  (``bench/servers/mcpgen_http.py``);
+* ``SDK``: the official SDK's high-level ``mcp.server.mcpserver.MCPServer`` (formerly
+  FastMCP) via ``server.run("streamable-http", ...)`` (``bench/servers/sdk_http.py``);
+* ``raw``: a trivial raw-ASGI app that fakes just enough MCP (``bench/servers/raw_http.py``)
+  under the same uvicorn: the ceiling of this load generator plus uvicorn on this box.
+
+Each server runs in two modes, restarted for each: ``json`` (JSON responses:
+``json_response=True``) and ``sse`` (the default, where a POST may be answered with an
+event stream; the SDK always streams, mcpgen streams only when a handler sends something
+before its result, so its echo answers stay ``application/json``: the ``response`` column
+shows what came back).
+
+One load generator, written below, drives them all: ``httpx.AsyncClient`` (HTTP/1.1,
+keep-alive, a connection pool as large as the concurrency), in this process. Per server
+process it does the ``initialize`` handshake (protocol 2025-11-25, keeping the
+``Mcp-Session-Id``), sends ``notifications/initialized``, then for concurrency 1 and 32: a
+warm-up, then a fixed number of ``tools/call`` requests kept that many in flight. Every
+request carries ``Mcp-Session-Id`` and ``MCP-Protocol-Version``. A JSON answer is decoded
+whole; an event stream is parsed as it arrives and the event holding the response to our
+id is taken (latency stops there; the rest of the stream is drained so the connection can
+be reused). Every response is checked: HTTP 200, our id, a result that is not an error,
+and our text echoed back; failures are counted.
+
+Reported per (server, mode, concurrency): requests/s, p50 and p99 latency, the server
+process's CPU time per call and CPU use, the load generator's CPU use; then mcpgen ÷ SDK.
+The load generator shares the CPU with the server (on a 2-core box it can take a core of
+its own): the ``raw`` rows show how many requests/s it can drive at all.
+
+Run from the repository root with the project's venv active (Linux, for ``/proc``)::
+
+    python bench/http.py                    # 2,000 calls at c=1 and 10,000 at c=32
+    python bench/http.py --quick            # every count divided by 10
+    python bench/http.py --json http.json   # also write the numbers as JSON
+    python bench/http.py --profile prof.out # only mcpgen, json, c=32, under cProfile;
+                                            # prints mcpgen's hot spots
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Run as a script, this file's folder comes first on sys.path and this file, http.py,
+# would shadow the standard library's http package (which httpx imports).
+if sys.path and sys.path[0] and __import__("os").path.samefile(sys.path[0], __import__("os").path.dirname(__file__) or "."):
+    del sys.path[0]
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+
+HERE = Path(__file__).resolve().parent
+SERVERS: dict[str, Path] = {
+    "raw": HERE / "servers" / "raw_http.py",
+    "mcpgen": HERE / "servers" / "mcpgen_http.py",
+    "SDK": HERE / "servers" / "sdk_http.py",
+}
+MODES = ("json", "sse")
+CONCURRENCY = (1, 32)
+CALLS = {1: 2_000, 32: 10_000}
+WARMUP = {1: 200, 32: 1_000}
+PROTOCOL = "2025-11-25"
+TICK = os.sysconf("SC_CLK_TCK")
+
+encode = msgspec.json.encode
+decode = msgspec.json.decode
+
+
+# ---------------------------------------------------------------- server processes
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process, from ``/proc/<pid>/stat``."""
+    raw = Path(f"/proc/{pid}/stat").read_text()
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class ServerProcess:
+    def __init__(self, script: Path, mode: str, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        argv = [sys.executable, str(script), str(self.port)]
+        if mode == "json":
+            argv.append("--json-response")
+        self.proc = subprocess.Popen(argv, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+
+    async def ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}")
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
+                writer.close()
+                await writer.wait_closed()
+                return
+            except OSError:
+                await asyncio.sleep(0.05)
+        raise RuntimeError("server did not start listening")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# ---------------------------------------------------------------- load generator
+
+
+class CallError(Exception):
+    pass
+
+
+def sse_events(buffer: bytearray) -> list[bytes]:
+    """Pop the complete events off ``buffer``, returning the data of each (its data
+    lines joined by newlines; empty for events without data, such as priming events)."""
+    out = []
+    while True:
+        ends = [(i, len(sep)) for sep in (b"\r\n\r\n", b"\n\n", b"\r\r") if (i := buffer.find(sep)) >= 0]
+        if not ends:
+            return out
+        end, size = min(ends)
+        block = bytes(buffer[:end])
+        del buffer[: end + size]
+        data = [line[5:].removeprefix(b" ") for line in block.splitlines() if line.startswith(b"data:")]
+        out.append(b"\n".join(data))
+
+
+def check(message: Any, request_id: int, text: str) -> None:
+    if not isinstance(message, dict) or message.get("id") != request_id:
+        raise CallError(f"wrong id: {str(message)[:200]}")
+    result = message.get("result")
+    if result is None:
+        raise CallError(f"no result: {str(message)[:200]}")
+    if result.get("isError"):
+        raise CallError(f"tool error: {str(result)[:200]}")
+    content = result.get("content") or [{}]
+    if content[0].get("text") != text:
+        raise CallError(f"wrong text: {str(result)[:200]}")
+
+
+class Session:
+    """One MCP session over a pooled httpx client."""
+
+    def __init__(self, url: str, concurrency: int) -> None:
+        self.url = url
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        self.client = httpx.AsyncClient(http1=True, http2=False, limits=limits, timeout=30.0)
+        self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        self.content_types: set[str] = set()
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+    async def initialize(self) -> Any:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "bench-http", "version": "0"},
+            },
+        }
+        async with self.client.stream("POST", self.url, content=encode(body), headers=self.headers) as response:
+            if response.status_code != 200:
+                raise CallError(f"initialize: HTTP {response.status_code}: {(await response.aread())[:200]!r}")
+            session_id = response.headers.get("mcp-session-id")
+            message = await self._read(response, 0)
+        if session_id is None:
+            raise CallError("initialize: no Mcp-Session-Id")
+        result = message["result"]
+        self.headers = {**self.headers, "mcp-session-id": session_id, "mcp-protocol-version": result["protocolVersion"]}
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        response = await self.client.post(self.url, content=encode(note), headers=self.headers)
+        if response.status_code != 202:
+            raise CallError(f"notifications/initialized: HTTP {response.status_code}")
+        return result
+
+    async def _read(self, response: httpx.Response, request_id: int) -> Any:
+        """The response message to ``request_id``: the JSON body, or the matching event
+        of an event stream (then drain the stream so the connection is reusable)."""
+        ctype = response.headers.get("content-type", "").split(";")[0].strip()
+        self.content_types.add(ctype)
+        if ctype == "application/json":
+            return decode(await response.aread())
+        if ctype != "text/event-stream":
+            raise CallError(f"unexpected content-type {ctype!r}")
+        buffer = bytearray()
+        found: Any = None
+        async for chunk in response.aiter_bytes():
+            if found is not None:
+                continue  # drain the rest, so the connection can be reused
+            buffer += chunk
+            for data in sse_events(buffer):
+                if not data:
+                    continue  # priming event or comment
+                message = decode(data)
+                if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
+                    found = message
+                    self.mark = time.perf_counter()
+                    break
+        if found is None:
+            raise CallError("event stream ended without the response")
+        return found
+
+    async def call(self, request_id: int, text: str) -> float:
+        """One ``tools/call`` of echo; returns the latency in seconds."""
+        body = encode(
+            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+             "params": {"name": "echo", "arguments": {"text": text}}}
+        )  # fmt: skip
+        start = time.perf_counter()
+        async with self.client.stream("POST", self.url, content=body, headers=self.headers) as response:
+            if response.status_code != 200:
+                raise CallError(f"HTTP {response.status_code}: {(await response.aread())[:200]!r}")
+            message = await self._read(response, request_id)
+            elapsed = time.perf_counter() - start
+        check(message, request_id, text)
+        return elapsed
+
+
+@dataclass
+class Cell:
+    server: str
+    mode: str
+    concurrency: int
+    calls: int  # answered correctly
+    errors: int
+    seconds: float
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    server_cpu_us_per_call: float
+    server_cpu_pct: float
+    loadgen_cpu_pct: float
+    server_rss_mib: float
+    content_types: list[str] = field(default_factory=list)
+    first_error: str | None = None
+    timed_out: bool = False
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def drive(session: Session, first_id: int, count: int, concurrency: int, max_seconds: float) -> dict[str, Any]:
+    ids = iter(range(first_id, first_id + count))
+    latencies: list[float] = []
+    errors = 0
+    first_error: str | None = None
+    deadline = time.monotonic() + max_seconds
+    timed_out = False
+
+    async def worker() -> None:
+        nonlocal errors, first_error, timed_out
+        for request_id in ids:
+            if time.monotonic() > deadline:
+                timed_out = True
+                return
+            try:
+                latencies.append(await session.call(request_id, f"hello {request_id}"))
+            except Exception as exc:  # counted, first one reported
+                errors += 1
+                if first_error is None:
+                    first_error = f"{type(exc).__name__}: {exc}"
+
+    start = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    seconds = time.perf_counter() - start
+    return {"latencies": latencies, "errors": errors, "first_error": first_error, "seconds": seconds,
+            "timed_out": timed_out}  # fmt: skip
+
+
+async def bench_server(
+    name: str, mode: str, scale: int, max_seconds: float, concurrencies: tuple[int, ...] = CONCURRENCY,
+    env: dict[str, str] | None = None,
+) -> list[Cell]:  # fmt: skip
+    server = ServerProcess(SERVERS[name], mode, env)
+    cells = []
+    try:
+        await server.ready()
+        next_id = 1
+        headers: dict[str, str] | None = None  # the MCP session's, once initialized
+        for concurrency in concurrencies:
+            session = Session(server.url, concurrency)
+            try:
+                if headers is None:
+                    await session.initialize()
+                    headers = session.headers
+                else:
+                    session.headers = headers  # the same MCP session over a new pool
+                warm = await drive(session, next_id, WARMUP[concurrency] // scale, concurrency, max_seconds)
+                next_id += WARMUP[concurrency] // scale
+                session.content_types.clear()
+                cpu0, own0 = cpu_seconds(server.proc.pid), time.process_time()
+                run = await drive(session, next_id, CALLS[concurrency] // scale, concurrency, max_seconds)
+                cpu1, own1 = cpu_seconds(server.proc.pid), time.process_time()
+                next_id += CALLS[concurrency] // scale
+            finally:
+                await session.close()
+            ordered = sorted(run["latencies"])
+            done, seconds = len(ordered), run["seconds"]
+            cell = Cell(
+                server=name, mode=mode, concurrency=concurrency, calls=done, errors=run["errors"] + warm["errors"],
+                seconds=seconds, rps=done / seconds, p50_ms=percentile(ordered, 0.5) * 1e3,
+                p99_ms=percentile(ordered, 0.99) * 1e3,
+                server_cpu_us_per_call=(cpu1 - cpu0) / max(done, 1) * 1e6,
+                server_cpu_pct=(cpu1 - cpu0) / seconds * 100, loadgen_cpu_pct=(own1 - own0) / seconds * 100,
+                server_rss_mib=rss_mib(server.proc.pid), content_types=sorted(session.content_types),
+                first_error=run["first_error"] or warm["first_error"], timed_out=run["timed_out"],
+            )  # fmt: skip
+            cells.append(cell)
+            print(f"  {name:<6} {mode:<4} c={concurrency:<3} {cell.rps:8.0f} req/s  errors {cell.errors}", flush=True)
+    finally:
+        server.stop()
+    return cells
+
+
+# ---------------------------------------------------------------- report
+
+
+def table(cells: list[Cell]) -> str:
+    head = ("server", "mode", "conc", "calls", "errors", "req/s", "p50 ms", "p99 ms", "srv CPU µs/call",
+            "srv CPU %", "gen CPU %", "srv RSS MiB", "response")  # fmt: skip
+    rows = [head]
+    for c in cells:
+        rows.append((
+            c.server, c.mode, str(c.concurrency), str(c.calls), str(c.errors), f"{c.rps:.0f}", f"{c.p50_ms:.2f}",
+            f"{c.p99_ms:.2f}", f"{c.server_cpu_us_per_call:.0f}", f"{c.server_cpu_pct:.0f}",
+            f"{c.loadgen_cpu_pct:.0f}", f"{c.server_rss_mib:.0f}",
+            ",".join(t.split("/")[1] for t in c.content_types) + (" TIMED OUT" if c.timed_out else ""),
+        ))  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = []
+    for n, r in enumerate(rows):
+        lines.append("  ".join(v.ljust(w) if i in (0, 1, 12) else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def ratios(cells: list[Cell]) -> str:
+    by = {(c.server, c.mode, c.concurrency): c for c in cells}
+    lines = ["mode  conc  req/s mcpgen÷SDK  p50 SDK÷mcpgen  srv CPU/call SDK÷mcpgen  mcpgen % of raw ceiling"]
+    for mode in MODES:
+        for conc in CONCURRENCY:
+            m, s, r = by.get(("mcpgen", mode, conc)), by.get(("SDK", mode, conc)), by.get(("raw", mode, conc))
+            if m is None or s is None:
+                continue
+            ceiling = f"{m.rps / r.rps * 100:.0f}%" if r is not None else "-"
+            lines.append(
+                f"{mode:<4}  {conc:>4}  {m.rps / s.rps:>16.2f}x  {s.p50_ms / m.p50_ms:>13.2f}x  "
+                f"{s.server_cpu_us_per_call / m.server_cpu_us_per_call:>22.2f}x  {ceiling:>23}"
+            )
+    return "\n".join(lines)
+
+
+def hot_spots(path: str, top: int = 25) -> str:
+    import pstats
+
+    stats = pstats.Stats(path)
+    total = stats.total_tt  # type: ignore[attr-defined]
+    entries = stats.stats  # type: ignore[attr-defined]
+    idle = sum(tt for (file, _, fn), (_, _, tt, _, _) in entries.items() if fn in ("<method 'poll' of 'select.epoll' objects>", "<method 'select' of 'select.epoll' objects>"))
+    lines = [f"profile {path}: {total:.2f} s profiled, {idle:.2f} s idle in epoll; % of the profiled time"]
+    own = [
+        (ct, tt, nc, f"{Path(file).name}:{line} {fn}")
+        for (file, line, fn), (_, nc, tt, ct, _) in entries.items()
+        if "mcpgen/runtime/" in file or "mcpgen/generated/" in file
+    ]
+    lines.append(f"{'cum %':>6} {'own %':>6} {'calls':>8}  function")
+    for ct, tt, nc, where in sorted(own, reverse=True)[:top]:
+        lines.append(f"{ct / total * 100:6.1f} {tt / total * 100:6.1f} {nc:8d}  {where}")
+    lines.append("")
+    lines.append("top by own time, any code:")
+    every = sorted(((tt, ct, nc, f"{Path(file).name}:{line} {fn}") for (file, line, fn), (_, nc, tt, ct, _) in entries.items()), reverse=True)
+    for tt, ct, nc, where in every[:top]:
+        lines.append(f"{ct / total * 100:6.1f} {tt / total * 100:6.1f} {nc:8d}  {where}")
+    return "\n".join(lines)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="divide every count by 10")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--servers", default="raw,mcpgen,SDK", help="comma-separated subset of raw,mcpgen,SDK")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of json,sse")
+    parser.add_argument("--max-seconds", type=float, default=120.0, help="cap on each measured run (default 120)")
+    parser.add_argument("--profile", metavar="PATH", help="profile mcpgen (json, c=32 only) and print its hot spots")
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+
+    info = {
+        "python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
+        "mcpgen": version("mcpgen"), "mcp": version("mcp"), "uvicorn": version("uvicorn"),
+        "httpx": version("httpx"), "protocol": PROTOCOL,
+        "calls": {c: CALLS[c] // scale for c in CONCURRENCY}, "warmup": {c: WARMUP[c] // scale for c in CONCURRENCY},
+    }  # fmt: skip
+    print(
+        f"Streamable HTTP tools/call echo, 127.0.0.1; Python {info['python']}, {info['cpus']} CPUs; mcpgen "
+        f"{info['mcpgen']}, mcp {info['mcp']}, uvicorn {info['uvicorn']} (1 worker), httpx {info['httpx']}; "
+        f"calls c=1: {info['calls'][1]}, c=32: {info['calls'][32]} (after {info['warmup'][1]}/{info['warmup'][32]} warm-up)",
+        flush=True,
+    )
+
+    if args.profile:
+        path = str(Path(args.profile).resolve())
+        cells = await bench_server("mcpgen", "json", scale, args.max_seconds, (32,), {"MCPGEN_BENCH_PROFILE": path})
+        print(table(cells))
+        print()
+        print(hot_spots(path))
+        return
+
+    started = time.monotonic()
+    cells: list[Cell] = []
+    servers = [s for s in SERVERS if s in args.servers.split(",")]
+    for mode in [m for m in MODES if m in args.modes.split(",")]:
+        for name in servers:
+            cells.extend(await bench_server(name, mode, scale, args.max_seconds))
+    print()
+    print(table(cells))
+    print()
+    print(ratios(cells))
+    errors = [c for c in cells if c.errors]
+    for c in errors:
+        print(f"errors: {c.server} {c.mode} c={c.concurrency}: {c.errors}; first: {c.first_error}")
+    print(f"\n(total {time.monotonic() - started:.0f} s; the load generator runs in this process and shares the CPU "
+          "with the server: the raw rows are the most it can drive here)")  # fmt: skip
+    if args.json:
+        Path(args.json).write_text(json.dumps({"info": info, "cells": [asdict(c) for c in cells]}, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,53 @@
+"""mcpgen server with one tool, ``echo(text: str) -> str``, served over Streamable HTTP
+with uvicorn (1 worker, log level warning) on 127.0.0.1, for ``bench/http.py``.
+
+Run: python bench/servers/mcpgen_http.py PORT [--json-response]
+
+Without ``--json-response`` the server may stream responses as SSE (mcpgen still answers
+with plain JSON when the handler sends nothing before its result).
+
+Set ``MCPGEN_BENCH_PROFILE=PATH`` to run the server under cProfile and write the stats to
+PATH on shutdown (SIGTERM or SIGINT; uvicorn exits cleanly, then the stats are dumped).
+Read them with ``python -m pstats PATH``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mcpgen import Server
+
+server = Server("mcpgen-echo-http")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+def main() -> None:
+    port = int(sys.argv[1])
+    json_response = "--json-response" in sys.argv[2:]
+
+    def serve() -> None:
+        server.run("http", host="127.0.0.1", port=port, json_response=json_response, stateless=False)
+
+    profile_path = os.environ.get("MCPGEN_BENCH_PROFILE")
+    if not profile_path:
+        serve()
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        serve()
+    finally:
+        profiler.disable()
+        profiler.dump_stats(profile_path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""An mcpgen server exposing what the official MCP conformance suite's server scenarios
+exercise, served over Streamable HTTP on 127.0.0.1.
+
+    python examples/everything_server.py --port 3001     # then: conformance server --url http://127.0.0.1:3001/mcp
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import struct
+from typing import Any
+
+from mcpgen import Context, Server
+from mcpgen.generated import (
+    AudioContent,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    PromptMessage,
+    TextContent,
+    TextResourceContents,
+)
+from mcpgen.runtime.http_server import close_current_stream
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def tiny_wav() -> str:
+    """A 10 ms, 8 kHz, 8-bit mono silence WAV file, base64."""
+    samples = b"\x80" * 80
+    header = b"RIFF" + struct.pack("<I", 36 + len(samples)) + b"WAVEfmt "
+    header += struct.pack("<IHHIIHH", 16, 1, 1, 8000, 8000, 1, 8) + b"data" + struct.pack("<I", len(samples))
+    return base64.b64encode(header + samples).decode()
+
+
+server = Server("mcpgen-everything", "1.0.0", instructions="Conformance test server.")
+
+
+@server.tool(description="Returns a simple text response.")
+def test_simple_text() -> str:
+    return "This is a simple text response for testing."
+
+
+@server.tool(description="Returns an image.")
+def test_image_content() -> ImageContent:
+    return ImageContent(data=PNG, mime_type="image/png")
+
+
+@server.tool(description="Returns audio.")
+def test_audio_content() -> AudioContent:
+    return AudioContent(data=tiny_wav(), mime_type="audio/wav")
+
+
+@server.tool(description="Returns an embedded resource.")
+def test_embedded_resource() -> EmbeddedResource:
+    return EmbeddedResource(resource=TextResourceContents(
+        uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."))  # fmt: skip
+
+
+@server.tool(description="Returns text, an image and a resource.")
+def test_multiple_content_types() -> list[ContentBlock]:
+    return [
+        TextContent(text="Multiple content types test:"),
+        ImageContent(data=PNG, mime_type="image/png"),
+        EmbeddedResource(resource=TextResourceContents(
+            uri="test://mixed-content-resource", mime_type="application/json", text='{"test":"data","value":123}')),  # fmt: skip
+    ]
+
+
+@server.tool(description="Logs three messages while it runs.")
+async def test_tool_with_logging(ctx: Context) -> str:
+    for message in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+        await ctx.info(message)
+        await asyncio.sleep(0.05)
+    return "Logging test completed"
+
+
+@server.tool(description="Reports progress 0, 50, 100.")
+async def test_tool_with_progress(ctx: Context) -> str:
+    for value in (0, 50, 100):
+        await ctx.report_progress(value, 100, f"{value}% done")
+        await asyncio.sleep(0.05)
+    return str(ctx.request.progress_token)
+
+
+@server.tool(description="Always fails, reporting the error to the model.")
+def test_error_handling() -> Any:
+    from mcpgen import ToolError
+
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@server.tool(description="Asks the client's model to answer a prompt.")
+async def test_sampling(prompt: str, ctx: Context) -> str:
+    result = await ctx.sample(prompt, max_tokens=100)
+    text = result.content.text if isinstance(result.content, TextContent) else json.dumps(str(result.content))
+    return f"LLM response: {text}"
+
+
+@server.tool(description="Asks the user for a username and email.")
+async def test_elicitation(message: str, ctx: Context) -> str:
+    schema = {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "Your username"},
+            "email": {"type": "string", "description": "Your email address"},
+        },
+        "required": ["username", "email"],
+    }
+    answer = await ctx.elicit(message, schema)
+    return f"User response: action={answer.action}, content={json.dumps(answer.content or {})}"
+
+
+@server.tool(description="Elicits fields with typed defaults (SEP-1034).")
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+            "verified": {"type": "boolean", "default": True},
+        },
+    }
+    answer = await ctx.elicit("Please review these defaults", schema)
+    return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content or {})}"
+
+
+@server.tool(description="Elicits every kind of enum field (SEP-1330).")
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    pairs = [{"const": f"value{i}", "title": f"Value {i}"} for i in (1, 2, 3)]
+    schema = {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {"type": "string", "oneOf": pairs},
+            "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                           "enumNames": ["Option 1", "Option 2", "Option 3"]},  # fmt: skip
+            "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+            "titledMulti": {"type": "array", "items": {"anyOf": pairs}},
+        },
+    }
+    answer = await ctx.elicit("Pick some options", schema)
+    return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content or {})}"
+
+
+@server.tool(description="Answers after closing its stream, so the client must resume.")
+async def test_reconnection(ctx: Context) -> str:
+    await close_current_stream()
+    await asyncio.sleep(0.2)
+    return "Reconnection test completed"
+
+
+JSON_SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": False,
+}
+
+
+@server.tool(description="Takes a JSON Schema 2020-12 input schema.", input_schema=JSON_SCHEMA_2020_12)
+def json_schema_2020_12_tool(name: str = "", address: dict[str, Any] | None = None) -> str:
+    return f"name={name} address={json.dumps(address)}"
+
+WATCHED = {"text": "Watched resource content"}
+
+
+@server.resource("test://static-text", mime_type="text/plain", description="A static text resource")
+def static_text() -> str:
+    return "This is the content of the static text resource."
+
+
+@server.resource("test://static-binary", mime_type="image/png", description="A static binary resource")
+def static_binary() -> bytes:
+    return base64.b64decode(PNG)
+
+
+@server.resource("test://watched-resource", mime_type="text/plain", description="A resource to subscribe to")
+def watched() -> str:
+    return WATCHED["text"]
+
+
+@server.resource_template("test://template/{id}/data", mime_type="application/json", description="Data by id")
+def template_data(id: str) -> str:
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+@server.prompt(description="A simple prompt.")
+def test_simple_prompt() -> str:
+    return "This is a simple prompt for testing."
+
+
+@server.prompt(description="A prompt with two arguments.")
+def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt(description="A prompt embedding a resource.")
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[PromptMessage]:  # noqa: N803 (wire name)
+    resource = TextResourceContents(uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing.")
+    return [
+        PromptMessage(role="user", content=EmbeddedResource(resource=resource)),
+        PromptMessage(role="user", content=TextContent(text="Please process the embedded resource above.")),
+    ]
+
+
+@server.prompt(description="A prompt with an image.")
+def test_prompt_with_image() -> list[PromptMessage]:
+    return [
+        PromptMessage(role="user", content=ImageContent(data=PNG, mime_type="image/png")),
+        PromptMessage(role="user", content=TextContent(text="Please analyze the image above.")),
+    ]
+
+
+@server.completion(prompt="test_prompt_with_arguments", argument="arg1")
+def complete_arg1(value: str, arguments: dict[str, str]) -> list[str]:
+    return [v for v in ("test1", "test2", "testing") if v.startswith(value)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=3001)
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args()
+    server.run("http", host=args.host, port=args.port, session_idle_timeout=300)
+
+
+if __name__ == "__main__":
+    main()
