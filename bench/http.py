@@ -65,6 +65,15 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import importlib.util
+
+if importlib.util.find_spec("sniffio") is None:
+    # httpcore runs ``import sniffio`` every time it sets up a lock (several times per
+    # request); when sniffio is not installed each of those failed imports scans
+    # sys.path again, which costs the load generator about a millisecond per request on
+    # a slow box. Remember the miss once: httpcore behaves the same (assumes asyncio).
+    sys.modules["sniffio"] = None  # type: ignore[assignment]
+
 import httpx
 import msgspec
 
@@ -204,7 +213,7 @@ class Session:
             if response.status_code != 200:
                 raise CallError(f"initialize: HTTP {response.status_code}: {(await response.aread())[:200]!r}")
             session_id = response.headers.get("mcp-session-id")
-            message = await self._read(response, 0)
+            message, _ = await self._read(response, 0)
         if session_id is None:
             raise CallError("initialize: no Mcp-Session-Id")
         result = message["result"]
@@ -215,17 +224,19 @@ class Session:
             raise CallError(f"notifications/initialized: HTTP {response.status_code}")
         return result
 
-    async def _read(self, response: httpx.Response, request_id: int) -> Any:
-        """The response message to ``request_id``: the JSON body, or the matching event
-        of an event stream (then drain the stream so the connection is reusable)."""
+    async def _read(self, response: httpx.Response, request_id: int) -> tuple[Any, float]:
+        """The response message to ``request_id`` and when it arrived: the JSON body, or
+        the matching event of an event stream (then drain the stream so the connection is
+        reusable)."""
         ctype = response.headers.get("content-type", "").split(";")[0].strip()
         self.content_types.add(ctype)
         if ctype == "application/json":
-            return decode(await response.aread())
+            return decode(await response.aread()), time.perf_counter()
         if ctype != "text/event-stream":
             raise CallError(f"unexpected content-type {ctype!r}")
         buffer = bytearray()
         found: Any = None
+        arrived = 0.0
         async for chunk in response.aiter_bytes():
             if found is not None:
                 continue  # drain the rest, so the connection can be reused
@@ -236,11 +247,11 @@ class Session:
                 message = decode(data)
                 if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
                     found = message
-                    self.mark = time.perf_counter()
+                    arrived = time.perf_counter()
                     break
         if found is None:
             raise CallError("event stream ended without the response")
-        return found
+        return found, arrived
 
     async def call(self, request_id: int, text: str) -> float:
         """One ``tools/call`` of echo; returns the latency in seconds."""
@@ -252,10 +263,9 @@ class Session:
         async with self.client.stream("POST", self.url, content=body, headers=self.headers) as response:
             if response.status_code != 200:
                 raise CallError(f"HTTP {response.status_code}: {(await response.aread())[:200]!r}")
-            message = await self._read(response, request_id)
-            elapsed = time.perf_counter() - start
+            message, arrived = await self._read(response, request_id)
         check(message, request_id, text)
-        return elapsed
+        return arrived - start
 
 
 @dataclass

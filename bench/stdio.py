@@ -15,12 +15,15 @@ matches each response to its request id and resolves that request's future). Aft
 
 1. throughput and latency: requests/s and p50/p99 round-trip latency with 1 request in
    flight (sequential) and with 64 in flight (a window of 64 outstanding requests, refilled
-   as each response arrives), for a fixed number of calls;
+   as each response arrives), for a fixed number of calls. The three servers run at the same
+   time and take turns: each phase is cut into 5 slices, run server after server, so that a
+   change in machine load hits them alike;
 2. cold start: wall time from spawning the interpreter to receiving the ``initialize``
    response, best and median of 5 spawns (after one untimed spawn that warms the caches;
    the servers take turns);
-3. memory: the server process's RSS (``VmRSS`` in ``/proc/<pid>/status``) after the calls
-   above (and its peak, ``VmHWM``).
+3. memory: the server process's RSS (``VmRSS`` in ``/proc/<pid>/status``) after the
+   initialize handshake and after all the calls above (warm-up included: 26,000 calls, of
+   which 21,000 with 64 in flight), and its peak (``VmHWM``).
 
 Every response is checked: the id is one we sent, a ``result`` is present, it is not an
 error, and its first content block is the text we sent. Failures are counted and printed.
@@ -28,7 +31,7 @@ Latency runs from writing the request to reading the chunk holding its response.
 
 Run from the repository root with the project's venv active (Linux, for ``/proc``)::
 
-    python bench/stdio.py                     # 5,000 sequential + 20,000 pipelined calls
+    python bench/stdio.py                     # 5,000 sequential + 20,000 pipelined calls (~4 min)
     python bench/stdio.py --quick             # every count divided by 10
     python bench/stdio.py --json stdio.json   # also write the numbers as JSON
 
@@ -63,10 +66,11 @@ SERVERS: dict[str, Path] = {
 PROTOCOL_VERSION = "2025-11-25"
 WINDOW = 64
 COLD_STARTS = 5
+ROUNDS = 5  # each phase is cut in slices; the servers take turns, so drift hits them alike
 READ_CHUNK = 1 << 16
 STDERR_LINES_KEPT = 20
 MAX_ERRORS_SHOWN = 5
-HANDSHAKE_TIMEOUT = 30.0  # seconds for spawn + initialize
+HANDSHAKE_TIMEOUT = 10.0  # seconds for spawn + initialize
 PHASE_TIMEOUT = 180.0  # seconds for one measured phase
 # Targets mcpgen is judged on: advantage over the SDK (see ``advantage`` for the direction).
 TARGETS = {"seq_rps": 4.0, "win_rps": 30.0, "cold_median_ms": 4.0, "rss_mib": 2.0}
@@ -84,7 +88,7 @@ class Response(msgspec.Struct):
     jsonrpc: str | None = None
     id: int | str | None = None
     method: str | None = None
-    result: msgspec.Raw | None = None
+    result: msgspec.Raw = msgspec.Raw()  # empty: absent
     error: Any = None
 
 
@@ -171,7 +175,7 @@ class RawClient:
         try:
             frame = _response.decode(line)
         except msgspec.DecodeError as exc:
-            self.errors.append(f"undecodable frame ({exc}): {line[:200]!r}")
+            self._fail_undecodable(line, f"undecodable frame ({exc}): {line[:200]!r}")
             return
         if frame.method is not None:
             if frame.id is not None:
@@ -185,7 +189,7 @@ class RawClient:
             return
         if pending.future.done():
             return  # its waiter gave up (timeout)
-        if frame.error is not None or frame.result is None:
+        if frame.error is not None or not frame.result:
             pending.future.set_exception(CallFailed(f"id {frame.id}: no result: {line[:200]!r}"))
         elif pending.expected is None:
             pending.future.set_result(frame.result)
@@ -195,6 +199,18 @@ class RawClient:
                 pending.future.set_result(now - pending.sent_at)
             else:
                 pending.future.set_exception(CallFailed(f"id {frame.id}: {problem}"))
+
+    def _fail_undecodable(self, line: bytes, problem: str) -> None:
+        """Fail the request a malformed frame answers, if its id can be read at all."""
+        try:
+            rid = msgspec.json.decode(line).get("id")
+        except (msgspec.DecodeError, AttributeError):
+            rid = None
+        pending = self._pending.pop(rid, None) if isinstance(rid, int) else None
+        if pending is not None and not pending.future.done():
+            pending.future.set_exception(CallFailed(problem))
+        else:
+            self.errors.append(problem)
 
     async def _drain_stderr(self, stderr: asyncio.StreamReader) -> None:
         while line := await stderr.readline():
@@ -287,6 +303,12 @@ def _check_echo(raw: msgspec.Raw, expected: str) -> str | None:
     return None
 
 
+def describe(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.TimeoutError):
+        return f"no initialize response within {HANDSHAKE_TIMEOUT:g} s"
+    return f"{type(exc).__name__}: {exc}"
+
+
 # --- Measurements ---------------------------------------------------------------------------
 
 
@@ -329,9 +351,9 @@ def percentile(ordered: list[float], pct: float) -> float | None:
     return ordered[int(rank) - 1] * 1000
 
 
-async def run_phase(client: RawClient, calls: int, in_flight: int) -> Phase:
-    """``calls`` echo calls keeping ``in_flight`` of them outstanding until the last."""
-    phase = Phase(in_flight, calls)
+async def run_calls(client: RawClient, calls: int, phase: Phase) -> None:
+    """``calls`` echo calls keeping ``phase.in_flight`` of them outstanding until the last;
+    adds their latencies, errors and elapsed time to ``phase``."""
     loop = asyncio.get_running_loop()
     finished: asyncio.Future[None] = loop.create_future()
     sent = done = 0
@@ -351,20 +373,18 @@ async def run_phase(client: RawClient, calls: int, in_flight: int) -> Phase:
             finished.set_result(None)
 
     started = time.perf_counter()
-    for _ in range(min(in_flight, calls)):
+    for _ in range(min(phase.in_flight, calls)):
         send_next()
     try:
         await asyncio.wait_for(asyncio.shield(finished), PHASE_TIMEOUT)
     except asyncio.TimeoutError:
         phase.errors.append(f"timed out after {PHASE_TIMEOUT:g} s with {sent - done} calls unanswered")
-    phase.seconds = time.perf_counter() - started
-    return phase
+    phase.seconds += time.perf_counter() - started
 
 
 @dataclass
 class ServerResult:
     name: str
-    warmup_calls: int = 0
     phases: list[dict[str, Any]] = field(default_factory=list)
     calls_before_rss: int = 0
     rss_kib: int | None = None
@@ -377,40 +397,62 @@ class ServerResult:
     def phase(self, in_flight: int) -> dict[str, Any]:
         return next((p for p in self.phases if p["in_flight"] == in_flight), {})
 
-    @property
-    def error_count(self) -> int:
-        return len(self.errors)
 
-
-async def throughput_session(name: str, script: Path, counts: dict[str, int]) -> ServerResult:
-    """Spawn, handshake, warm up, run both phases, read RSS."""
-    result = ServerResult(name)
-    client = await RawClient.spawn(name, script)
+async def start_session(name: str, result: ServerResult) -> RawClient | None:
+    """Spawn and initialize a server; None (and an error recorded) if that fails."""
+    client = await RawClient.spawn(name, SERVERS[name])
     try:
         await asyncio.wait_for(client.initialize(), HANDSHAKE_TIMEOUT)
         result.idle_rss_kib = client.memory_kib().get("VmRSS")
-        warmup = await run_phase(client, counts["warmup"], WINDOW)
-        result.warmup_calls = counts["warmup"]
-        result.errors += [f"warm-up: {e}" for e in warmup.errors]
-        for calls, in_flight in ((counts["sequential"], 1), (counts["pipelined"], WINDOW)):
-            phase = await run_phase(client, calls, in_flight)
-            result.phases.append(phase.summary())
-            result.errors += [f"{in_flight} in flight: {e}" for e in phase.errors]
-        result.calls_before_rss = counts["warmup"] + counts["sequential"] + counts["pipelined"]
-        memory = client.memory_kib()
-        result.rss_kib, result.peak_rss_kib = memory.get("VmRSS"), memory.get("VmHWM")
+        return client
     except (CallFailed, asyncio.TimeoutError, OSError) as exc:
-        result.errors.append(f"session failed: {type(exc).__name__}: {exc}")
-    finally:
-        await client.close()
+        result.errors.append(f"session failed: {describe(exc)}")
+        await end_session(client, result)
+        return None
+
+
+async def end_session(client: RawClient, result: ServerResult) -> None:
+    await client.close()
     result.errors += client.errors
     result.stderr_tail = list(client.stderr)
-    return result
 
 
-async def cold_start(name: str, script: Path) -> float:
+async def throughput(
+    counts: dict[str, int], results: dict[str, ServerResult], progress: Callable[[str], None]
+) -> None:
+    """Both throughput phases on all servers at once, taking turns in ``ROUNDS`` slices, then RSS."""
+    clients: dict[str, RawClient] = {}
+    try:
+        for name in SERVERS:
+            client = await start_session(name, results[name])
+            if client is not None:
+                clients[name] = client
+        for name, client in clients.items():
+            warmup = Phase(WINDOW, counts["warmup"])
+            await run_calls(client, counts["warmup"], warmup)
+            results[name].errors += [f"warm-up: {e}" for e in warmup.errors]
+        for in_flight, total in ((1, counts["sequential"]), (WINDOW, counts["pipelined"])):
+            progress(f"{total:,} calls with {in_flight} in flight, servers taking turns in {ROUNDS} slices")
+            phases = {name: Phase(in_flight, total) for name in clients}
+            for round_ in range(ROUNDS):
+                calls = total // ROUNDS + (1 if round_ < total % ROUNDS else 0)
+                for name, client in clients.items():
+                    await run_calls(client, calls, phases[name])
+            for name, phase in phases.items():
+                results[name].phases.append(phase.summary())
+                results[name].errors += [f"{in_flight} in flight: {e}" for e in phase.errors]
+        for name, client in clients.items():
+            memory = client.memory_kib()
+            results[name].rss_kib, results[name].peak_rss_kib = memory.get("VmRSS"), memory.get("VmHWM")
+            results[name].calls_before_rss = sum(counts.values())
+    finally:
+        for name, client in clients.items():
+            await end_session(client, results[name])
+
+
+async def cold_start(name: str) -> float:
     """Seconds from spawning the server to reading its ``initialize`` response."""
-    client = await RawClient.spawn(name, script)
+    client = await RawClient.spawn(name, SERVERS[name])
     try:
         await asyncio.wait_for(client.initialize(), HANDSHAKE_TIMEOUT)
         elapsed = time.perf_counter() - client.spawned_at
@@ -422,17 +464,15 @@ async def cold_start(name: str, script: Path) -> float:
 
 
 async def measure(counts: dict[str, int], progress: Callable[[str], None]) -> dict[str, ServerResult]:
-    results: dict[str, ServerResult] = {}
-    for name, script in SERVERS.items():
-        progress(f"{name}: {counts['sequential']:,} sequential, {counts['pipelined']:,} with {WINDOW} in flight")
-        results[name] = await throughput_session(name, script, counts)
+    results = {name: ServerResult(name) for name in SERVERS}
+    await throughput(counts, results, progress)
     progress(f"cold start: 1 untimed + {COLD_STARTS} timed spawns per server, taking turns")
     for round_ in range(COLD_STARTS + 1):
-        for name, script in SERVERS.items():
+        for name in SERVERS:
             try:
-                seconds = await cold_start(name, script)
+                seconds = await cold_start(name)
             except (CallFailed, asyncio.TimeoutError, OSError) as exc:
-                results[name].errors.append(f"cold start: {type(exc).__name__}: {exc}")
+                results[name].errors.append(f"cold start: {describe(exc)}")
                 continue
             if round_ > 0:
                 results[name].cold_start_ms.append(seconds * 1000)
@@ -536,10 +576,10 @@ def table(results: dict[str, ServerResult]) -> str:
 def error_report(results: dict[str, ServerResult]) -> str:
     out = ["errors (bad, missing or failed responses; protocol problems):"]
     for name, result in results.items():
-        out.append(f"  {name}: {result.error_count}")
+        out.append(f"  {name}: {len(result.errors)}")
         out += [f"    {e}" for e in result.errors[:MAX_ERRORS_SHOWN]]
-        if result.error_count > MAX_ERRORS_SHOWN:
-            out.append(f"    ... and {result.error_count - MAX_ERRORS_SHOWN} more")
+        if len(result.errors) > MAX_ERRORS_SHOWN:
+            out.append(f"    ... and {len(result.errors) - MAX_ERRORS_SHOWN} more")
         if result.errors and result.stderr_tail:
             out.append("    server stderr (last lines):")
             out += [f"      {s}" for s in result.stderr_tail]

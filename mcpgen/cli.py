@@ -170,6 +170,77 @@ def revisions() -> None:
     out.print(table)
 
 
+@app.command()
+def diff(
+    old: Annotated[str, typer.Argument(help="The older revision: a shipped name, a path or a URL.")],
+    new: Annotated[str, typer.Argument(help="The newer revision: a shipped name, a path or a URL.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the changes as JSON.")] = False,
+) -> None:
+    """Show what changed between two schema revisions: definitions, fields, methods,
+    capabilities, enum values and unions.
+
+    Examples:
+
+      mcpgen diff 2025-06-18 2025-11-25
+
+      mcpgen diff ./old/schema.json https://host/new/schema.json --json
+    """
+    _codegen()
+    from mcpgen.codegen.build import build_model
+    from mcpgen.codegen.diff import diff_models, render_table
+    from mcpgen.codegen.loader import load_schema
+
+    with user_errors():
+        with step(f"comparing {old} and {new}"):
+            changes = diff_models(build_model(load_schema(old)), build_model(load_schema(new)))
+        if json_output:
+            out.print_json(data=changes.to_json())
+        elif not changes.changes:
+            out.print(f"no changes between {changes.old} and {changes.new}")
+        else:
+            out.print(render_table(changes))
+
+
+@app.command()
+def call(
+    target: Annotated[str, typer.Argument(help="An http(s) URL, or the command that starts a stdio server.")],
+    action: Annotated[
+        list[str] | None,
+        typer.Argument(help="Nothing (list everything), `tool NAME`, `read URI` or `prompt NAME`."),
+    ] = None,
+    arg: Annotated[
+        list[str] | None, typer.Option("--arg", "-a", help="key=value (value parsed as JSON when it is JSON).")
+    ] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="HTTP header `Name: value`.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print raw JSON instead of tables.")] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for each answer.")] = 30.0,
+) -> None:
+    """Call any MCP server: list what it offers, call a tool, read a resource, get a prompt.
+
+    Examples:
+
+      mcpgen call "python server.py"                         # list tools, resources, templates, prompts
+
+      mcpgen call "python server.py" tool add -a a=1 -a b=2
+
+      mcpgen call http://127.0.0.1:8000/mcp read config://app --json
+
+      mcpgen call "npx -y @modelcontextprotocol/server-everything" prompt simple_prompt
+    """
+    import asyncio
+
+    from mcpgen.cli_call import CallError, run_call
+
+    with user_errors():
+        try:
+            code = asyncio.run(
+                run_call(target, action or [], arg or [], header or [], json_output, timeout, out)
+            )
+        except CallError as exc:
+            fail(str(exc))
+    raise typer.Exit(code)
+
+
 def main() -> None:
     try:
         app()

@@ -30,7 +30,6 @@ from msgspec import UNSET
 from pydantic import FileUrl
 
 from mcpgen import Client, McpError
-from mcpgen.runtime.errors import RequestTimeout
 from mcpgen.generated import (
     BlobResourceContents,
     CreateMessageRequestParams,
@@ -49,6 +48,7 @@ from mcpgen.generated import (
     TextContent,
     TextResourceContents,
 )
+from mcpgen.runtime.errors import RequestTimeout
 from tests.wire import DEMO
 
 pytestmark = [

@@ -255,9 +255,13 @@ def py_literal(value: Any) -> str:
 def py_type(expr: TypeExpr) -> str:
     """The annotation for a type expression, as the type checker sees it."""
     if isinstance(expr, Prim):
-        base = sym(expr.name)
         meta = _meta_args(expr)
-        return f"{sym('Annotated')}[{base}, {sym('Meta')}({meta})]" if meta else base
+        # A JSON number decodes as int when it has no fraction, so 30 stays 30 (not 30.0)
+        # on a round trip; type checkers read `int | float` as plain `float`.
+        bases = ["int", "float"] if expr.name == "float" else [sym(expr.name)]
+        if meta:
+            return " | ".join(f"{sym('Annotated')}[{b}, {sym('Meta')}({meta})]" for b in bases)
+        return " | ".join(bases)
     if isinstance(expr, ListOf):
         inner = f"list[{py_type(expr.item)}]"
         bounds = []

@@ -258,10 +258,10 @@ class ClientCalls(ABC):
     async def notify_progress(
         self,
         *,
-        progress: float,
+        progress: int | float,
         progress_token: ProgressToken,
         message: str | UnsetType = UNSET,
-        total: float | UnsetType = UNSET,
+        total: int | float | UnsetType = UNSET,
         meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/progress``."""

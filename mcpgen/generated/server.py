@@ -191,7 +191,7 @@ class ServerCalls(ABC):
         stop_sequences: list[str] | UnsetType = UNSET,
         system_prompt: str | UnsetType = UNSET,
         task: TaskMetadata | UnsetType = UNSET,
-        temperature: float | UnsetType = UNSET,
+        temperature: int | float | UnsetType = UNSET,
         tool_choice: ToolChoice | UnsetType = UNSET,
         tools: list[Tool] | UnsetType = UNSET,
         meta: dict[str, Any] | UnsetType = UNSET,
@@ -244,10 +244,10 @@ class ServerCalls(ABC):
     async def notify_progress(
         self,
         *,
-        progress: float,
+        progress: int | float,
         progress_token: ProgressToken,
         message: str | UnsetType = UNSET,
-        total: float | UnsetType = UNSET,
+        total: int | float | UnsetType = UNSET,
         meta: dict[str, Any] | UnsetType = UNSET,
     ) -> None:
         """Send ``notifications/progress``."""

@@ -34,7 +34,9 @@ class Annotations(SchemaStruct):
     (e.g. last edit of an open file).
     """
 
-    priority: Annotated[float, Meta(ge=0, le=1)] | UnsetType = UNSET
+    priority: Annotated[int, Meta(ge=0, le=1)] | Annotated[float, Meta(ge=0, le=1)] | UnsetType = (
+        UNSET
+    )
     """Importance of this data for using the server, from 0 to 1: 0 means least important
     (fully optional), 1 means most important (effectively required).
     """
@@ -539,7 +541,7 @@ class CreateMessageRequestParams(SchemaStruct):
     when the receiver's capabilities list task support for this request type.
     """
 
-    temperature: float | UnsetType = UNSET
+    temperature: int | float | UnsetType = UNSET
 
     tool_choice: ToolChoice | UnsetType = field(default=UNSET, name="toolChoice")
     """How the model may use tools; defaults to mode 'auto'. Clients that have not declared the
@@ -1417,9 +1419,9 @@ class ModelPreferences(SchemaStruct):
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/sampling
     """
 
-    cost_priority: Annotated[float, Meta(ge=0, le=1)] | UnsetType = field(
-        default=UNSET, name="costPriority"
-    )
+    cost_priority: (
+        Annotated[int, Meta(ge=0, le=1)] | Annotated[float, Meta(ge=0, le=1)] | UnsetType
+    ) = field(default=UNSET, name="costPriority")
     """Weight given to low cost when picking a model, from 0 (cost does not matter) to 1 (cost
     matters most).
     """
@@ -1429,16 +1431,16 @@ class ModelPreferences(SchemaStruct):
     and should favour them over the numeric priorities, which may still break ties.
     """
 
-    intelligence_priority: Annotated[float, Meta(ge=0, le=1)] | UnsetType = field(
-        default=UNSET, name="intelligencePriority"
-    )
+    intelligence_priority: (
+        Annotated[int, Meta(ge=0, le=1)] | Annotated[float, Meta(ge=0, le=1)] | UnsetType
+    ) = field(default=UNSET, name="intelligencePriority")
     """Weight given to capability and intelligence when picking a model, from 0 (not important)
     to 1 (most important).
     """
 
-    speed_priority: Annotated[float, Meta(ge=0, le=1)] | UnsetType = field(
-        default=UNSET, name="speedPriority"
-    )
+    speed_priority: (
+        Annotated[int, Meta(ge=0, le=1)] | Annotated[float, Meta(ge=0, le=1)] | UnsetType
+    ) = field(default=UNSET, name="speedPriority")
     """Weight given to low latency when picking a model, from 0 (not important) to 1 (most
     important).
     """
@@ -1476,13 +1478,13 @@ class NumberSchema(SchemaStruct):
 
     type: Literal["integer", "number"]
 
-    default: float | UnsetType = UNSET
+    default: int | float | UnsetType = UNSET
 
     description: str | UnsetType = UNSET
 
-    maximum: float | UnsetType = UNSET
+    maximum: int | float | UnsetType = UNSET
 
-    minimum: float | UnsetType = UNSET
+    minimum: int | float | UnsetType = UNSET
 
     title: str | UnsetType = UNSET
 
@@ -1571,7 +1573,7 @@ class ProgressNotificationParams(SchemaStruct):
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress
     """
 
-    progress: float
+    progress: int | float
     """Amount of progress made so far; it should grow with each notification, even when the
     total is unknown.
     """
@@ -1587,7 +1589,7 @@ class ProgressNotificationParams(SchemaStruct):
     message: str | UnsetType = UNSET
     """Optional human-readable status text to accompany the progress value."""
 
-    total: float | UnsetType = UNSET
+    total: int | float | UnsetType = UNSET
     """Total amount of work or number of items, if known."""
 
 

@@ -380,8 +380,9 @@ class Server(ServerHandlers):
         except McpError:
             raise
         except Exception as exc:
+            # The message may hold paths or secrets: it goes to the log, not to the peer.
             log.exception("mcpgen: tool %s failed", params.name)
-            return _tool_error(f"Tool {params.name} failed: {type(exc).__name__}: {exc}")
+            return _tool_error(f"Tool {params.name} failed with an internal error ({type(exc).__name__})")
         return self._tool_result(entry, value)
 
     def _tool_result(self, entry: _Tool, value: Any) -> CallToolResult:

@@ -331,6 +331,7 @@ class _Slot:
     strip: str = ""  # prefix to drop from each item (";list*" items start with "=")
     drop_first: bool = False  # the run starts with a separator
     prefix: bool = False  # from a {var:N} occurrence
+    marker: bool = False  # empty group: the variable is present (";name" with no value)
 
 
 @dataclass
@@ -348,10 +349,11 @@ class _Compiler:
         lead: str = "",
         strip: str = "",
         drop_first: bool = False,
+        marker: bool = False,
     ) -> _Cap:
         group = f"g{len(self.slots)}"
-        self.slots[group] = _Slot(spec.name, split, strip, drop_first, spec.prefix is not None)
-        return _Cap(group, chars, tokens, frozenset(token_firsts), lead)
+        self.slots[group] = _Slot(spec.name, split, strip, drop_first, spec.prefix is not None, marker)
+        return _Cap(group, chars, tokens, frozenset(token_firsts), lead, "" if marker else None)
 
     def item(self, op: _Op, spec: _VarSpec, many: bool) -> _Cap:
         """Capture for one variable of an unnamed operator (its own separator not included)."""
@@ -374,7 +376,8 @@ class _Compiler:
             cap = self.cap(spec, _UNRESERVED)
             if op.ifemp == "=":  # ? and &: "name=" even when empty
                 return [f"{lead_char}{name}=", cap]
-            return [f"{lead_char}{name}", _Opt(["=", cap])]  # ;: bare "name" when empty
+            # ;: a bare "name" when empty, so mark that the name was seen.
+            return [f"{lead_char}{name}", self.cap(spec, frozenset(), marker=True), _Opt(["=", cap])]
         if op.ifemp == "=":
             # ?list=a&list=b: one flat run in which "&list=" is a separator token.
             sep = f"&{name}="
@@ -431,8 +434,8 @@ def _compile(parts: list[str | _Expression]) -> tuple[re.Pattern[str], list[tupl
         nodes += expr_nodes
         tail, between = new_tail, ""
     regex = re.compile(_emit_seq(nodes, frozenset()))
-    # Unmodified occurrences first, so they win over {var:N} ones.
-    slots = sorted(compiler.slots.items(), key=lambda item: item[1].prefix)
+    # Unmodified occurrences first, so they win over {var:N} ones; markers only fill gaps.
+    slots = sorted(compiler.slots.items(), key=lambda item: (item[1].marker, item[1].prefix))
     return regex, slots
 
 

@@ -10,7 +10,6 @@ import sys
 import warnings
 
 import anyio
-
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
 from mcp.types import (

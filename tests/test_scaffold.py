@@ -1,0 +1,223 @@
+"""``mcpgen.scaffold``: name validation, the files of a new project, and end to end: the
+generated project's own tests pass, and the official SDK's client talks to its server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from mcpgen.scaffold import ScaffoldError, Transport, create_project, validate_name
+
+NAME = "word-notes"
+PACKAGE = "word_notes"
+COMMON_FILES = {
+    ".gitignore",
+    ".vscode/mcp.json",
+    "README.md",
+    "claude_desktop_config.json",
+    "pyproject.toml",
+    f"{PACKAGE}/__init__.py",
+    f"{PACKAGE}/server.py",
+    "tests/conftest.py",
+    "tests/test_server.py",
+}
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[Transport, Path]:
+    """One generated project per transport, shared by the tests that only read them."""
+    made: dict[Transport, Path] = {}
+    for transport in ("stdio", "http"):
+        made[transport] = tmp_path_factory.mktemp("projects") / transport
+        create_project(NAME, made[transport], transport=transport)
+    return made
+
+
+def relative_files(root: Path) -> set[str]:
+    return {path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file()}
+
+
+# ---------------------------------------------------------------- names
+
+
+@pytest.mark.parametrize(
+    ("name", "package"),
+    [("weather", "weather"), ("notes2", "notes2"), ("my-server", "my_server"), ("a_b-c", "a_b_c"), ("json-tools", "json_tools")],
+)
+def test_valid_names_give_their_package_name(name: str, package: str) -> None:
+    assert validate_name(name) == package
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("class", "keyword"),
+        ("json", "standard library"),
+        ("asyncio", "standard library"),
+        ("MyServer", "uppercase"),
+        ("2fast", "starts with a digit"),
+        ("", "empty"),
+        ("mcpgen", "reserved"),
+        ("mcp", "reserved"),
+        ("tests", "reserved"),
+        ("test", "reserved"),
+        ("my server", "not a valid project name"),
+        ("double--dash", "not a valid project name"),
+        ("trailing-", "not a valid project name"),
+        ("_private", "not a valid project name"),
+        ("café", "not a valid project name"),
+    ],
+)
+def test_invalid_names_are_refused_with_a_reason(name: str, reason: str) -> None:
+    with pytest.raises(ScaffoldError, match=reason) as error:
+        validate_name(name)
+    assert "\n" not in str(error.value)
+
+
+def test_create_project_validates_the_name_before_writing(tmp_path: Path) -> None:
+    with pytest.raises(ScaffoldError, match="keyword"):
+        create_project("import", tmp_path / "import")
+    assert not (tmp_path / "import").exists()
+
+
+# ---------------------------------------------------------------- target directory
+
+
+def test_a_non_empty_directory_is_refused_unless_forced(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "README.md").write_text("old")
+    with pytest.raises(ScaffoldError) as error:
+        create_project(NAME, tmp_path)
+    assert str(error.value) == f"{tmp_path} is not empty; use --force to write into it"
+    assert relative_files(tmp_path) == {"notes.txt", "README.md"}
+
+    written = create_project(NAME, tmp_path, force=True)
+    assert (tmp_path / "notes.txt").read_text() == "mine"  # other files are left alone
+    assert (tmp_path / "README.md").read_text().startswith(f"# {NAME}\n")
+    assert written == sorted(tmp_path / name for name in COMMON_FILES)
+
+
+def test_an_empty_or_missing_directory_is_fine(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    assert create_project(NAME, tmp_path / "empty")
+    assert create_project(NAME, tmp_path / "new" / "nested")
+
+
+def test_a_file_in_the_way_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("")
+    with pytest.raises(ScaffoldError, match="is not a directory"):
+        create_project(NAME, tmp_path / "taken", force=True)
+
+
+def test_unknown_transport(tmp_path: Path) -> None:
+    with pytest.raises(ScaffoldError, match="unknown transport 'sse'"):
+        create_project(NAME, tmp_path, transport="sse")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- generated files
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_project_files(projects: dict[Transport, Path], transport: Transport) -> None:
+    root = projects[transport]
+    assert relative_files(root) == COMMON_FILES
+    assert "$" not in (root / "README.md").read_text().replace("${workspaceFolder}", "")
+    for path in root.rglob("*.py"):
+        compile(path.read_text(), str(path), "exec")  # raises SyntaxError if broken
+    server = (root / PACKAGE / "server.py").read_text()
+    assert f'DEFAULT_TRANSPORT: Literal["stdio", "http"] = "{transport}"' in server
+    conftest = (root / "tests" / "conftest.py").read_text()
+    assert ("Client.http(url)" in conftest) == (transport == "http")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_pyproject(projects: dict[Transport, Path], transport: Transport) -> None:
+    pyproject = tomllib.loads((projects[transport] / "pyproject.toml").read_text())
+    assert pyproject["project"]["name"] == NAME
+    assert pyproject["project"]["dependencies"] == ["mcpgen[http]"]
+    assert pyproject["project"]["scripts"] == {NAME: f"{PACKAGE}.server:main"}
+    assert pyproject["tool"]["setuptools"]["packages"]["find"]["include"] == [f"{PACKAGE}*"]
+    assert pyproject["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]
+
+
+def test_the_mcpgen_requirement_is_quoted_for_toml(tmp_path: Path) -> None:
+    requirement = 'mcpgen[http] @ file:///C:/dev/"mcpgen"'
+    create_project(NAME, tmp_path, mcpgen_requirement=requirement)
+    assert tomllib.loads((tmp_path / "pyproject.toml").read_text())["project"]["dependencies"] == [requirement]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_host_configurations(projects: dict[Transport, Path], transport: Transport) -> None:
+    root = projects[transport]
+    args = ["-m", f"{PACKAGE}.server", *(["--stdio"] if transport == "http" else [])]
+    claude = json.loads((root / "claude_desktop_config.json").read_text())
+    assert claude["mcpServers"][NAME]["args"] == args
+    assert Path(claude["mcpServers"][NAME]["command"]).is_absolute()
+    assert claude["mcpServers"][NAME]["command"].startswith(str(root.resolve()))
+    vscode = json.loads((root / ".vscode" / "mcp.json").read_text())
+    assert vscode["servers"][NAME]["type"] == "stdio" and vscode["servers"][NAME]["args"] == args
+    if transport == "http":
+        assert vscode["servers"][f"{NAME}-http"] == {"type": "http", "url": "http://127.0.0.1:8000/mcp"}
+    else:
+        assert list(vscode["servers"]) == [NAME]
+    # The README quotes both files; every JSON block in it parses.
+    readme = (root / "README.md").read_text()
+    blocks = [json.loads(block) for block in re.findall(r"```json\n(.*?)```", readme, re.S)]
+    assert blocks == [claude, vscode]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_readme(projects: dict[Transport, Path], transport: Transport) -> None:
+    readme = (projects[transport] / "README.md").read_text()
+    assert "pip install -e '.[test]'" in readme and "pytest" in readme
+    assert f"{NAME} --http" in readme
+    assert (f"{NAME} --stdio" in readme) == (transport == "http")
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_server_default_transport(projects: dict[Transport, Path], transport: Transport) -> None:
+    usage = subprocess.run([sys.executable, "-m", f"{PACKAGE}.server", "--help"], cwd=projects[transport],
+                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert f"(default: {transport})" in usage and "--http PORT" in usage and "--stdio" in usage
+
+
+# ---------------------------------------------------------------- end to end
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_generated_tests_pass(tmp_path: Path, transport: Transport) -> None:
+    """The project's own tests, in this venv (mcpgen is installed here; the project is not)."""
+    project = tmp_path / NAME
+    create_project(NAME, project, transport=transport)
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(project / "tests")],
+                         cwd=project, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    expected = 6 if transport == "stdio" else 12  # http: each test over stdio and over HTTP
+    assert f"{expected} passed" in run.stdout
+
+
+@pytest.mark.anyio
+async def test_the_official_sdk_client_uses_the_generated_server(projects: dict[Transport, Path], tmp_path: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=["-m", f"{PACKAGE}.server"], cwd=projects["stdio"])
+    with anyio.fail_after(30), (tmp_path / "stderr.log").open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                assert init.server_info.name == NAME
+                tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+                assert tools["count_words"].output_schema is not None
+                # The SDK checks structuredContent against the listed output schema itself.
+                result = await session.call_tool("count_words", {"text": "hello MCP world"})
+                assert result.is_error is False
+                assert result.structured_content == {"words": 3, "characters": 15, "longest": "hello"}
