@@ -37,6 +37,7 @@ Run from the repository root with the project's venv active (Linux, for ``/proc`
 
     python bench/http.py                    # 2,000 calls at c=1 and 10,000 at c=32
     python bench/http.py --quick            # every count divided by 10
+    python bench/http.py --scale 4          # every count divided by 4 (slow boxes)
     python bench/http.py --json http.json   # also write the numbers as JSON
     python bench/http.py --profile prof.out # only mcpgen, json, c=32, under cProfile;
                                             # prints mcpgen's hot spots
@@ -432,14 +433,15 @@ def hot_spots(path: str, top: int = 25) -> str:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="divide every count by 10")
+    parser.add_argument("--quick", action="store_true", help="divide every count by 10 (same as --scale 10)")
+    parser.add_argument("--scale", type=int, default=1, help="divide every count by this (default 1)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--servers", default="raw,mcpgen,SDK", help="comma-separated subset of raw,mcpgen,SDK")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of json,sse")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="cap on each measured run (default 120)")
     parser.add_argument("--profile", metavar="PATH", help="profile mcpgen (json, c=32 only) and print its hot spots")
     args = parser.parse_args()
-    scale = 10 if args.quick else 1
+    scale = 10 if args.quick else max(1, args.scale)
 
     info = {
         "python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),

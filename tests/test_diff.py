@@ -108,7 +108,7 @@ def test_2025_03_26_changes() -> None:
     assert has(d, "field", "added", "ProgressNotificationParams.message", "str, optional")
     assert has(d, "field", "added", "Tool.annotations", "ToolAnnotations")
     assert has(d, "field", "changed", "TextContent.annotations", "TextContentAnnotations -> Annotations")
-    assert has(d, "union", "added", "JSONRPCMessage", "member added: list[JSONRPCRequestOrJSONRPCNotification]")
+    assert has(d, "union", "added", "JSONRPCMessage", "member added: list[JSONRPCBatchRequestItem]")
     assert not [c for c in d.changes if c.kind == "method"]  # same 27 methods
 
 

@@ -104,7 +104,7 @@ def rules(u: UnionDef) -> list[tuple[str, tuple[str, ...], Any, str]]:
 
 def test_untagged_union_rules(models: dict[str, Model]) -> None:
     model = models["2025-11-25"]
-    contents = union(model, "TextResourceContentsOrBlobResourceContents")
+    contents = union(model, "EmbeddedResourceResource")
     assert rules(contents) == [("has", ("text",), None, "TextResourceContents")]
     assert contents.fallback == Named("BlobResourceContents")
     elicit = union(model, "ElicitRequestParams")

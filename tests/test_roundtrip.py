@@ -99,7 +99,7 @@ def fragment_type(g: ModuleType, page: str, value: Any) -> Any:
         return g.Root
     if "name" in value:
         return g.Resource
-    return g.TextResourceContentsOrBlobResourceContents
+    return g.EmbeddedResourceResource
 
 
 def assert_round_trip(g: ModuleType, value: Any, type_: Any) -> Any:
@@ -271,5 +271,5 @@ def test_union_types_are_isinstance_checkable(packages: dict[str, ModuleType], m
     assert untagged
     for u in untagged:
         assert isinstance(type(getattr(g.types, u.name)), type)
-    assert isinstance(g.TextResourceContents(uri="u", text="t"), g.TextResourceContentsOrBlobResourceContents)
-    assert not isinstance(g.TextContent(text="t"), g.TextResourceContentsOrBlobResourceContents)
+    assert isinstance(g.TextResourceContents(uri="u", text="t"), g.EmbeddedResourceResource)
+    assert not isinstance(g.TextContent(text="t"), g.EmbeddedResourceResource)

@@ -51,6 +51,7 @@ class _Builder:
         self.defs = loaded.definitions
         self.prefix = f"#/{loaded.defs_key}/"
         self.types: dict[str, TypeDef] = {}
+        self.union_names: dict[tuple[TypeExpr, ...], str] = {}  # members -> name, to reuse
         self.reports: list[Report] = [Report("warning", w) for w in loaded.warnings]
 
     # ------------------------------------------------------------ entry point
@@ -77,9 +78,6 @@ class _Builder:
 
     def add(self, typedef: TypeDef) -> None:
         existing = self.types.get(typedef.name)
-        if isinstance(existing, UnionDef) and isinstance(typedef, UnionDef):
-            if existing.members == typedef.members:
-                return  # the same small union written inline in two places
         if existing is not None and existing.pointer != typedef.pointer:
             raise SchemaError(
                 self.loaded.source,
@@ -101,6 +99,7 @@ class _Builder:
             key = "anyOf" if "anyOf" in node else "oneOf"
             members = [self.member_type(opt, name, f"{ptr}/{key}/{i}") for i, opt in enumerate(options)]
             self.add(UnionDef(name, members, ptr, description))
+            self.union_names.setdefault(tuple(members), name)
         elif self.is_struct(node, name):
             self.add(self.struct(name, node, ptr))
         else:
@@ -126,6 +125,21 @@ class _Builder:
             doc = sub.get("description") if isinstance(sub, dict) else None
             fields.append(Field(wire, py, ftype, wire in required, doc))
         return StructDef(name, fields, ptr, node.get("description"))
+
+    def inline_union(self, members: list[TypeExpr], context: str, ptr: str, description: str | None) -> str:
+        """Name an inline union where it sits (``<Parent><Field>``). The same union written
+        again elsewhere reuses the first name (or a named definition with those members);
+        only a clash between different unions falls back to naming by the members."""
+        key = tuple(members)
+        existing = self.union_names.get(key)
+        if existing is not None:
+            return existing
+        name = context
+        if name in self.types:
+            name = "Or".join(m.name for m in members if isinstance(m, Named)) or f"{context}Union"
+        self.add(UnionDef(name, members, ptr, description))
+        self.union_names[key] = name
+        return name
 
     def merge_all_of(self, node: dict[str, Any], ptr: str) -> dict[str, Any]:
         """Flatten ``allOf`` into one object schema: properties and required lists merge,
@@ -196,9 +210,7 @@ class _Builder:
             members = [self.member_type(o, context, f"{ptr}/{key}/{i}") for i, o in enumerate(options)]
             if all(_is_plain(m) for m in members):
                 return UnionOf(tuple(members))
-            name = _union_name(members) or context
-            self.add(UnionDef(name, members, ptr, node.get("description")))
-            return Named(name)
+            return Named(self.inline_union(members, context, ptr, node.get("description")))
         types = node.get("type")
         if isinstance(types, list):
             parts = [self.type_of({**node, "type": t}, context, ptr, owner) for t in types]
@@ -247,15 +259,6 @@ def _is_plain(t: TypeExpr) -> bool:
     if isinstance(t, DictOf):
         return _is_plain(t.value)
     return False
-
-
-def _union_name(members: list[TypeExpr]) -> str | None:
-    """An inline union of two or three named types is named after them
-    (``JSONRPCRequestOrJSONRPCNotification``), so the same union written in two places
-    is one type."""
-    if 2 <= len(members) <= 3 and all(isinstance(m, Named) for m in members):
-        return "Or".join(m.name for m in members)  # type: ignore[union-attr]
-    return None
 
 
 def _const_label(node: dict[str, Any]) -> str | None:

@@ -223,7 +223,7 @@ class ClientCalls(ABC):
         self,
         *,
         argument: CompleteRequestParamsArgument,
-        ref: PromptReferenceOrResourceTemplateReference,
+        ref: CompleteRequestParamsRef,
         context: CompleteRequestParamsContext | UnsetType = UNSET,
         meta: dict[str, Any] | UnsetType = UNSET,
     ) -> CompleteResult:

@@ -46,6 +46,14 @@ def pick_elicit_request_params(raw: Any) -> Any:
     return ElicitRequestFormParams
 
 
+def pick_embedded_resource_resource(raw: Any) -> Any:
+    """The variant of EmbeddedResourceResource that ``raw`` belongs to."""
+    if isinstance(raw, dict):
+        if "text" in raw:
+            return TextResourceContents
+    return BlobResourceContents
+
+
 def pick_enum_schema(raw: Any) -> Any:
     """The variant of EnumSchema that ``raw`` belongs to."""
     if isinstance(raw, dict):
@@ -144,17 +152,10 @@ def pick_single_select_enum_schema(raw: Any) -> Any:
     return TitledSingleSelectEnumSchema
 
 
-def pick_text_resource_contents_or_blob_resource_contents(raw: Any) -> Any:
-    """The variant of TextResourceContentsOrBlobResourceContents that ``raw`` belongs to."""
-    if isinstance(raw, dict):
-        if "text" in raw:
-            return TextResourceContents
-    return BlobResourceContents
-
-
 PICKERS: dict[Any, Callable[[Any], Any]] = {
     ClientResult: pick_client_result,
     ElicitRequestParams: pick_elicit_request_params,
+    EmbeddedResourceResource: pick_embedded_resource_resource,
     EnumSchema: pick_enum_schema,
     JSONRPCMessage: pick_jsonrpc_message,
     JSONRPCResponse: pick_jsonrpc_response,
@@ -162,7 +163,6 @@ PICKERS: dict[Any, Callable[[Any], Any]] = {
     PrimitiveSchemaDefinition: pick_primitive_schema_definition,
     ServerResult: pick_server_result,
     SingleSelectEnumSchema: pick_single_select_enum_schema,
-    TextResourceContentsOrBlobResourceContents: pick_text_resource_contents_or_blob_resource_contents,
 }
 
 

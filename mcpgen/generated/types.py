@@ -419,7 +419,7 @@ class CompleteRequestParams(SchemaStruct):
     argument: CompleteRequestParamsArgument
     """The argument to complete: its name and the partial value entered so far."""
 
-    ref: PromptReferenceOrResourceTemplateReference
+    ref: CompleteRequestParamsRef
 
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
     """Optional map reserved by MCP for protocol-level or implementation metadata attached to
@@ -747,7 +747,7 @@ class EmbeddedResource(SchemaStruct, tag_field="type", tag="resource"):
 
     type: ClassVar[Literal["resource"]] = "resource"
 
-    resource: TextResourceContentsOrBlobResourceContents
+    resource: EmbeddedResourceResource
 
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
     """Optional map reserved by MCP for protocol-level or implementation metadata attached to
@@ -1733,7 +1733,7 @@ class ReadResourceResult(SchemaStruct):
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/resources
     """
 
-    contents: list[TextResourceContentsOrBlobResourceContents]
+    contents: list[EmbeddedResourceResource]
 
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
     """Optional map reserved by MCP for protocol-level or implementation metadata attached to
@@ -2051,7 +2051,7 @@ class SamplingMessage(SchemaStruct):
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/sampling
     """
 
-    content: SamplingMessageContent
+    content: CreateMessageResultContent
 
     role: Role
 
@@ -2863,6 +2863,9 @@ else:
         )
 
 
+CompleteRequestParamsRef: TypeAlias = PromptReference | ResourceTemplateReference
+"""Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/completion"""
+
 ContentBlock: TypeAlias = (
     TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 )
@@ -2916,6 +2919,19 @@ else:
 
 ElicitResultContentValue: TypeAlias = list[str] | str | int | bool
 """Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation"""
+
+if TYPE_CHECKING:
+    EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
+else:
+
+    class EmbeddedResourceResource(metaclass=UntaggedUnion):
+        """Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/tools"""
+
+        __variants__ = (
+            TextResourceContents,
+            BlobResourceContents,
+        )
+
 
 EmptyResult: TypeAlias = Result
 """A result with no fields beyond the optional _meta, used as a plain acknowledgement (for
@@ -3051,9 +3067,6 @@ ProgressToken: TypeAlias = str | int
 Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/progress
 """
 
-PromptReferenceOrResourceTemplateReference: TypeAlias = PromptReference | ResourceTemplateReference
-"""Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/completion"""
-
 RequestId: TypeAlias = str | int
 """Identifier of a JSON-RPC request, either a string or an integer.
 
@@ -3065,16 +3078,6 @@ Role: TypeAlias = Literal["assistant", "user"]
 
 Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/tools
 """
-
-SamplingMessageContent: TypeAlias = (
-    TextContent
-    | ImageContent
-    | AudioContent
-    | ToolUseContent
-    | ToolResultContent
-    | list[SamplingMessageContentBlock]
-)
-"""Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/sampling"""
 
 ServerNotification: TypeAlias = (
     CancelledNotification
@@ -3174,21 +3177,6 @@ TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_requi
 Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 """
 
-if TYPE_CHECKING:
-    TextResourceContentsOrBlobResourceContents: TypeAlias = (
-        TextResourceContents | BlobResourceContents
-    )
-else:
-
-    class TextResourceContentsOrBlobResourceContents(metaclass=UntaggedUnion):
-        """Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/tools"""
-
-        __variants__ = (
-            TextResourceContents,
-            BlobResourceContents,
-        )
-
-
 __all__ = [
     "Annotations",
     "AudioContent",
@@ -3218,6 +3206,7 @@ __all__ = [
     "CompleteRequestParams",
     "CompleteRequestParamsArgument",
     "CompleteRequestParamsContext",
+    "CompleteRequestParamsRef",
     "CompleteResult",
     "CompleteResultCompletion",
     "ContentBlock",
@@ -3237,6 +3226,7 @@ __all__ = [
     "ElicitationCompleteNotification",
     "ElicitationCompleteNotificationParams",
     "EmbeddedResource",
+    "EmbeddedResourceResource",
     "EmptyResult",
     "EnumSchema",
     "Error",
@@ -3298,7 +3288,6 @@ __all__ = [
     "PromptListChangedNotification",
     "PromptMessage",
     "PromptReference",
-    "PromptReferenceOrResourceTemplateReference",
     "ReadResourceRequest",
     "ReadResourceRequestParams",
     "ReadResourceResult",
@@ -3320,7 +3309,6 @@ __all__ = [
     "Root",
     "RootsListChangedNotification",
     "SamplingMessage",
-    "SamplingMessageContent",
     "SamplingMessageContentBlock",
     "ServerCapabilities",
     "ServerCapabilitiesPrompts",
@@ -3346,7 +3334,6 @@ __all__ = [
     "TaskStatusNotificationParams",
     "TextContent",
     "TextResourceContents",
-    "TextResourceContentsOrBlobResourceContents",
     "TitledMultiSelectEnumSchema",
     "TitledMultiSelectEnumSchemaItems",
     "TitledMultiSelectEnumSchemaItemsAnyOfItem",
