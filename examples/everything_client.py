@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcpgen import Client
@@ -55,7 +55,7 @@ async def sse_retry(url: str) -> None:
         print(result, file=sys.stderr)
 
 
-SCENARIOS: dict[str, Callable[[str], Awaitable[None]]] = {
+SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "initialize": initialize,
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,

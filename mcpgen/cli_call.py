@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -112,7 +113,7 @@ def _print_listing(listing: dict[str, Any], out: Console) -> None:
     server = listing.get("server")
     if server is not None:
         out.print(f"[bold]{server.name}[/] {server.version}", highlight=False)
-    sections = [
+    sections: list[tuple[str, str, Callable[[Any], tuple[str, str]]]] = [
         ("tools", "tool", lambda t: (t.name, _text(t.description))),
         ("resources", "resource", lambda r: (r.uri, _text(r.description) or r.name)),
         ("resourceTemplates", "template", lambda r: (r.uri_template, _text(r.description) or r.name)),

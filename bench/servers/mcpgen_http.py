@@ -7,7 +7,7 @@ Without ``--json-response`` the server may stream responses as SSE (mcpgen still
 with plain JSON when the handler sends nothing before its result).
 
 Set ``MCPGEN_BENCH_PROFILE=PATH`` to run the server under cProfile and write the stats to
-PATH on shutdown (SIGTERM or SIGINT; uvicorn exits cleanly, then the stats are dumped).
+PATH on shutdown (SIGTERM or SIGINT: uvicorn shuts down cleanly, then the stats are dumped).
 Read them with ``python -m pstats PATH``.
 """
 
@@ -39,7 +39,13 @@ def main() -> None:
         serve()
         return
     import cProfile
+    import signal
 
+    # uvicorn catches SIGTERM/SIGINT, shuts down, restores the previous handlers and
+    # raises the signal again: make that a no-op so serve() returns and the stats get
+    # written.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: None)
     profiler = cProfile.Profile()
     profiler.enable()
     try:

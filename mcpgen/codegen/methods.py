@@ -47,7 +47,7 @@ def build_methods(model: Model, defs: dict[str, Any], facts: Facts) -> None:
             )
             continue
         for member in union.members:
-            method = _method_from(model, facts, member, direction, kind)  # type: ignore[arg-type]
+            method = _method_from(model, facts, member, direction, kind)
             if method is not None:
                 model.methods.append(method)
     for table in ("results", "capabilities"):

@@ -184,7 +184,7 @@ def _ordered_aliases(model: Model) -> list[TypeDef]:
             return
         seen.add(name)
         typedef = pending[name]
-        exprs = typedef.members if isinstance(typedef, UnionDef) else [typedef.target]  # type: ignore[union-attr]
+        exprs = typedef.members if isinstance(typedef, UnionDef) else [typedef.target]
         for expr in exprs:
             for dep in _named_in(expr):
                 visit(dep)

@@ -65,7 +65,7 @@ def describe(node: Any, path: str, texts: dict[str, str]) -> Any:
 
 def render(official: Path, texts: dict[str, str]) -> dict[str, Any]:
     loaded = load_schema(official)
-    doc = strip_descriptions(loaded.document)
+    doc: dict[str, Any] = strip_descriptions(loaded.document)
     key = loaded.defs_key
     doc[key] = {name: describe(sub, name, texts) for name, sub in doc[key].items()}
     return doc
