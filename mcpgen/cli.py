@@ -171,6 +171,56 @@ def revisions() -> None:
 
 
 @app.command()
+def new(
+    name: Annotated[str, typer.Argument(help="The project's name: a Python package name (hyphens become underscores).")],
+    directory: Annotated[Path | None, typer.Option("--dir", "-d", help="Where to create it. Default: ./NAME.")] = None,
+    transport: Annotated[str, typer.Option(help="stdio, or http (Streamable HTTP on 127.0.0.1).")] = "stdio",
+    force: Annotated[bool, typer.Option("--force", help="Write into a directory that is not empty.")] = False,
+) -> None:
+    """Create a complete MCP server project: a server showing a tool with structured
+    output, a resource, a resource template, a prompt and a completion; its tests; a
+    README with run and test commands; host configuration for Claude Desktop and VS Code.
+
+    Examples:
+
+      mcpgen new weather
+
+      mcpgen new weather-tools --dir ~/src/weather --transport http
+    """
+    from mcpgen.scaffold import ScaffoldError, create_project, validate_name
+
+    if transport not in ("stdio", "http"):
+        fail(f"--transport is stdio or http, not {transport!r}")
+    try:
+        validate_name(name)
+        target = directory or Path(name)
+        written = create_project(
+            name, target, transport=transport, force=force, mcpgen_requirement=_mcpgen_requirement()  # type: ignore[arg-type]
+        )
+    except ScaffoldError as exc:
+        fail(str(exc))
+    out.print(f"created {target} ({len(written)} files). Next:", highlight=False)
+    out.print(f"  cd {target} && python -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && pytest",
+              highlight=False, markup=False)  # fmt: skip
+
+
+def _mcpgen_requirement() -> str:
+    """How a new project should depend on mcpgen: on this very install when it came from a
+    local checkout (mcpgen is not on an index), else on this version or newer."""
+    import json
+    from importlib import metadata
+
+    try:
+        direct = metadata.distribution("mcpgen").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        direct = None
+    url = json.loads(direct).get("url", "") if direct else ""
+    if url.startswith("file://"):
+        return f"mcpgen[http] @ {url}"
+    return f"mcpgen[http]>={__version__}"
+
+
+@app.command()
 def diff(
     old: Annotated[str, typer.Argument(help="The older revision: a shipped name, a path or a URL.")],
     new: Annotated[str, typer.Argument(help="The newer revision: a shipped name, a path or a URL.")],

@@ -85,3 +85,18 @@ def test_help_has_examples() -> None:
     proc = mcpgen("generate", "--help")
     assert proc.returncode == 0
     assert "mcpgen generate --schema" in proc.stdout
+
+
+def test_new_creates_a_project_and_refuses_bad_input(tmp_path: Path) -> None:
+    target = tmp_path / "weather"
+    proc = mcpgen("new", "weather-tools", "--dir", str(target), "--transport", "http")
+    assert proc.returncode == 0, proc.stderr
+    assert (target / "weather_tools" / "server.py").is_file()
+    assert "pip install -e '.[test]'" in proc.stdout
+    pyproject = (target / "pyproject.toml").read_text()
+    assert "mcpgen[http]" in pyproject
+    assert mcpgen("new", "weather-tools", "--dir", str(target)).returncode == 2  # not empty
+    assert mcpgen("new", "weather-tools", "--dir", str(target), "--force").returncode == 0
+    bad = mcpgen("new", "Not A Name", "--dir", str(tmp_path / "x"))
+    assert bad.returncode == 2 and bad.stderr.startswith("error:")
+    assert mcpgen("new", "ok", "--dir", str(tmp_path / "y"), "--transport", "carrier-pigeon").returncode == 2

@@ -221,3 +221,19 @@ async def test_the_official_sdk_client_uses_the_generated_server(projects: dict[
                 result = await session.call_tool("count_words", {"text": "hello MCP world"})
                 assert result.is_error is False
                 assert result.structured_content == {"words": 3, "characters": 15, "longest": "hello"}
+
+
+def test_new_project_installs_in_a_fresh_venv_and_its_tests_pass(tmp_path: Path) -> None:
+    """What a user does right after `mcpgen new demo`: a clean venv (no site packages of
+    ours), install the project (which depends on this mcpgen checkout), run its tests."""
+    from tests.conftest import ROOT
+
+    target = tmp_path / "demo"
+    created = subprocess.run([sys.executable, "-m", "mcpgen.cli", "new", "demo", "--dir", str(target)],
+                             capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    script = "python3 -m venv .venv && . .venv/bin/activate && pip install -q -e '.[test]' && pytest -q"
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=target, timeout=600,
+                          env={k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")})  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert " passed" in proc.stdout
