@@ -7,6 +7,7 @@ name in ``MCP_CONFORMANCE_SCENARIO``.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -14,6 +15,20 @@ from typing import Any
 
 from mcpgen import Client
 from mcpgen.generated import ElicitRequestFormParams, ElicitRequestParams, ElicitResult
+from mcpgen.runtime.auth import ClientInfo, CrossAppAccess, OAuthClient, OAuthError
+
+# The harness's stand-in for this client's metadata document (used when the AS supports CIMD).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+AUTH_SCENARIOS = [
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+    "auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+    "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
+    "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
+    "auth/cross-app-access-complete-flow",
+]  # fmt: skip
 
 
 async def fill_defaults(params: ElicitRequestParams) -> ElicitResult:
@@ -55,11 +70,37 @@ async def sse_retry(url: str) -> None:
         print(result, file=sys.stderr)
 
 
+def oauth(scenario: str, context: dict[str, Any]) -> OAuthClient:
+    """The OAuth set-up a real client would have for the scenario's server."""
+    if scenario.startswith("auth/client-credentials-"):
+        machine = ClientInfo(context["client_id"], context.get("client_secret"),
+                             private_key_pem=context.get("private_key_pem"),
+                             signing_algorithm=context.get("signing_algorithm", "ES256"))  # fmt: skip
+        return OAuthClient(grant="client_credentials", client=machine)
+    if scenario == "auth/cross-app-access-complete-flow":
+        grant = CrossAppAccess(context["idp_token_endpoint"], context["idp_client_id"], context["idp_id_token"])
+        return OAuthClient(grant=grant, client=ClientInfo(context["client_id"], context["client_secret"]))
+    registered = ClientInfo(context["client_id"], context.get("client_secret")) if "client_id" in context else None
+    return OAuthClient(client=registered, client_metadata_url=CLIENT_METADATA_URL, client_name="mcpgen-conformance")
+
+
+async def authorized(url: str) -> None:
+    """Connect through OAuth, list the tools and call test-tool (step-up needs a call)."""
+    scenario = os.environ["MCP_CONFORMANCE_SCENARIO"]
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "{}"))
+    async with Client.http(url, auth=oauth(scenario, context)) as client:
+        tools = await client.list_tools()
+        if any(tool.name == "test-tool" for tool in tools):
+            result = await client.call_tool("test-tool", {})
+            print(result, file=sys.stderr)
+
+
 SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "initialize": initialize,
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,
     "sse-retry": sse_retry,
+    **{name: authorized for name in AUTH_SCENARIOS},
 }
 
 
@@ -69,7 +110,11 @@ def main() -> int:
     if run is None or len(sys.argv) < 2:
         print(f"everything_client: unsupported scenario {scenario!r}", file=sys.stderr)
         return 2
-    asyncio.run(run(sys.argv[-1]))
+    try:
+        asyncio.run(run(sys.argv[-1]))
+    except OAuthError as exc:
+        print(f"everything_client: authorization failed: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -205,18 +205,12 @@ def new(
 
 
 def _mcpgen_requirement() -> str:
-    """How a new project should depend on mcpgen: on this very install when it came from a
-    local checkout (mcpgen is not on an index), else on this version or newer."""
-    import json
-    from importlib import metadata
-
-    try:
-        direct = metadata.distribution("mcpgen").read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        direct = None
-    url = json.loads(direct).get("url", "") if direct else ""
-    if url.startswith("file://"):
-        return f"mcpgen[http] @ {url}"
+    """How a new project should depend on mcpgen: on this checkout when mcpgen runs from one
+    (it is not on an index), else on this version or newer."""
+    checkout = Path(__file__).resolve().parent.parent
+    pyproject = checkout / "pyproject.toml"
+    if pyproject.is_file() and 'name = "mcpgen"' in pyproject.read_text(encoding="utf-8"):
+        return f"mcpgen[http] @ {checkout.as_uri()}"
     return f"mcpgen[http]>={__version__}"
 
 

@@ -223,11 +223,16 @@ class _Cap:
     token_firsts: frozenset[str] = frozenset()
     lead: str = ""  # regex (a lookahead) that the run must start with
     avoid: str | None = None  # text the value cannot contain; "" means always empty
+    not_first: frozenset[str] = frozenset()  # characters a non-empty value cannot start with
+
+    def atom_firsts(self) -> frozenset[str]:
+        """Characters that can start one more step of the run."""
+        return self.chars | self.token_firsts | {"%"}
 
     def first(self) -> frozenset[str]:
         if self.avoid == "":
             return frozenset()
-        return self.chars | self.token_firsts | {"%"}
+        return self.atom_firsts() - self.not_first
 
 
 @dataclass
@@ -291,8 +296,10 @@ def _emit(node: _Node, follow: frozenset[str]) -> str:
     atom = "(?:" + "|".join([_char_class(node.chars), _PCT, *node.tokens]) + ")"
     if node.avoid:
         atom = f"(?:(?!{re.escape(node.avoid)}){atom})"
-    quantifier = "*" if node.first() & follow else "*+"
-    return f"(?P<{node.group}>{node.lead}{atom}{quantifier})"
+    run = node.lead + atom + ("*" if node.atom_firsts() & follow else "*+")
+    if node.not_first:
+        run = f"(?:(?!{_char_class(node.not_first)}){run})?"
+    return f"(?P<{node.group}>{run})"
 
 
 def _char_class(chars: frozenset[str]) -> str:
@@ -306,20 +313,25 @@ _RANGES = [(r, frozenset(chr(c) for c in range(ord(r[0]), ord(r[2]) + 1))) for r
 
 
 def _narrow(before: _Cap, between: str, after: _Cap) -> None:
-    """Stop ``after`` from overlapping ``before`` when greedy matching makes that impossible anyway.
+    """Tell ``after`` what greedy matching already rules out, so it stops rescanning text.
 
-    If ``before`` could also hold ``between`` and everything ``after`` can, then
-    a match where ``after`` contains ``between`` is never the one chosen:
-    ``before`` would have grown past that occurrence instead.  Saying so in the
-    regex keeps ``after`` from rescanning the same text once per position
-    ``before`` backtracks to (which is quadratic for ``{name}.{ext}``).
+    ``before`` is a variable that takes as much as it can, ``between`` the
+    literal text between the two.  Without this, ``after`` rescans the same
+    text once per position ``before`` backtracks to: quadratic for
+    ``{name}.{ext}`` or ``{a}{+b}x`` on hostile input.
     """
-    plain = not (before.tokens or after.tokens or before.avoid is not None or after.avoid is not None)
-    if plain and after.chars <= before.chars and set(between) <= before.chars:
+    if before.tokens or after.tokens or before.avoid is not None or after.avoid is not None:
+        return
+    if after.chars <= before.chars and set(between) <= before.chars:
+        # `before` could also swallow `between` plus anything up to it, so a
+        # match where `after` contains `between` is never the one chosen.
         if len(between) == 1:
             after.chars = after.chars - {between}
         else:
-            after.avoid = between
+            after.avoid = between  # "" = always empty
+    elif not between:
+        # Adjacent: `before` would rather take the first character of `after`.
+        after.not_first = before.chars | {"%"}
 
 
 @dataclass(frozen=True)

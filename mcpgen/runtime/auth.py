@@ -1,0 +1,679 @@
+"""OAuth 2.1 authorization for the Streamable HTTP client (MCP 2025-11-25, "Authorization").
+
+    auth = OAuthClient(authorize=open_browser_and_wait_for_the_redirect)
+    async with Client.http("https://example.com/mcp", auth=auth) as client:
+        ...
+
+:class:`OAuthClient` is an ``httpx.Auth``. It sends the stored access token on every
+request; when the server answers 401, or 403 with ``insufficient_scope``, it discovers the
+authorization server (RFC 9728 protected resource metadata, then RFC 8414 / OpenID
+discovery, with the 2025-03-26 fallbacks), identifies the client (pre-registered, a Client
+ID Metadata Document, or RFC 7591 dynamic registration), gets a token and retries.
+
+Grants: the authorization code with PKCE S256, ``state`` and the RFC 8707 ``resource``
+(the default); ``client_credentials`` with a client secret or an ES256 ``private_key_jwt``
+assertion (RFC 7523, needs PyJWT); and cross-app access (SEP-990: an enterprise IdP's ID
+token exchanged for an ID-JAG, then the JWT-bearer grant). Access and refresh tokens,
+authorization codes, client secrets and PKCE verifiers are never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import logging
+import re
+import secrets
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+from urllib.parse import SplitResult, parse_qs, quote, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+log = logging.getLogger("mcpgen.auth")
+
+AuthorizeHook = Callable[[str], Awaitable[tuple[str, str | None]]]
+"""Sends the user to an authorization URL; returns the ``code`` and ``state`` the
+authorization server redirected back with."""
+
+DEFAULT_REDIRECT_URI = "http://localhost:3000/callback"
+OFFLINE_ACCESS = "offline_access"
+_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+_ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+_ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+_JSON = {"accept": "application/json"}
+
+
+class OAuthError(Exception):
+    """Authorization failed: discovery, registration, the grant, or a scope that never suffices."""
+
+
+# ---------------------------------------------------------------- client, tokens, storage
+
+
+@dataclass
+class ClientInfo:
+    """An OAuth client identity: pre-registered, or what dynamic registration returned.
+
+    ``auth_method`` is the token endpoint auth method (``client_secret_basic``,
+    ``client_secret_post``, ``none`` or ``private_key_jwt``); ``None`` picks one from the
+    secret or key given and the methods the authorization server lists.
+    """
+
+    client_id: str
+    client_secret: str | None = field(default=None, repr=False)
+    auth_method: str | None = None
+    private_key_pem: str | None = field(default=None, repr=False)
+    signing_algorithm: str = "ES256"
+
+
+@dataclass
+class Token:
+    access_token: str = field(repr=False)
+    refresh_token: str | None = field(default=None, repr=False)
+    expires_at: float | None = None  # time.time() seconds
+    scope: str | None = None
+
+    def expired(self, leeway: float = 30.0) -> bool:
+        return self.expires_at is not None and time.time() + leeway >= self.expires_at
+
+
+class TokenStorage(Protocol):
+    """Where an :class:`OAuthClient` keeps its token and registration (one server each)."""
+
+    async def load_token(self) -> Token | None: ...
+    async def save_token(self, token: Token) -> None: ...
+    async def load_client(self) -> ClientInfo | None: ...
+    async def save_client(self, client: ClientInfo) -> None: ...
+
+
+class MemoryStorage:
+    """Keeps everything for the life of the process."""
+
+    def __init__(self) -> None:
+        self.token: Token | None = None
+        self.client: ClientInfo | None = None
+
+    async def load_token(self) -> Token | None:
+        return self.token
+
+    async def save_token(self, token: Token) -> None:
+        self.token = token
+
+    async def load_client(self) -> ClientInfo | None:
+        return self.client
+
+    async def save_client(self, client: ClientInfo) -> None:
+        self.client = client
+
+
+@dataclass(frozen=True)
+class CrossAppAccess:
+    """SEP-990: trade the user's enterprise ID token for an ID-JAG at the IdP, then the
+    ID-JAG for an access token at the MCP server's authorization server."""
+
+    idp_token_endpoint: str
+    idp_client_id: str
+    id_token: str = field(repr=False)
+    idp_client_secret: str | None = field(default=None, repr=False)
+
+
+Grant = Literal["authorization_code", "client_credentials"] | CrossAppAccess
+
+
+# ---------------------------------------------------------------- challenges and discovery
+
+
+@dataclass
+class _Challenge:
+    """A 401, or a 403 ``insufficient_scope``, with its ``WWW-Authenticate: Bearer`` params."""
+
+    status: int
+    scope: list[str]
+    resource_metadata: str | None
+
+    @classmethod
+    def of(cls, response: httpx.Response) -> _Challenge | None:
+        params = parse_bearer_challenge(response.headers.get("www-authenticate", ""))
+        if response.status_code == 401 or (
+            response.status_code == 403 and params.get("error") == "insufficient_scope"
+        ):
+            return cls(response.status_code, params.get("scope", "").split(), params.get("resource_metadata"))
+        return None
+
+
+_PARAM = re.compile(r'([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]+))')
+
+
+def parse_bearer_challenge(header: str) -> dict[str, str]:
+    """The auth-params of the ``Bearer`` challenge in a WWW-Authenticate value."""
+    start = re.search(r"(?i)\bbearer\b", header)
+    if start is None:
+        return {}
+    params: dict[str, str] = {}
+    for match in _PARAM.finditer(header, start.end()):
+        quoted, bare = match.group(2), match.group(3)
+        value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare
+        params.setdefault(match.group(1).lower(), value)
+    return params
+
+
+@dataclass
+class _Discovery:
+    resource: str  # the RFC 8707 resource: the PRM's, else our canonical server URL
+    metadata: dict[str, Any]  # the authorization server's
+    issuer: str
+    scopes_supported: list[str]  # the protected resource's
+    prm_url: str | None
+
+    def endpoint(self, name: str) -> str:
+        value = self.metadata.get(name)
+        if not isinstance(value, str) or not value:
+            raise OAuthError(f"the authorization server metadata has no {name}")
+        return value
+
+
+def canonical_resource(url: str) -> str:
+    """RFC 8707 form: lowercase scheme and host, no query or fragment, no lone "/" path."""
+    parts = urlsplit(url)
+    path = "" if parts.path == "/" else parts.path
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, "", ""))
+
+
+def resource_covers(resource: str, server_url: str) -> bool:
+    """Does the PRM ``resource`` name this server: same origin, and a prefix of its path?"""
+    ours, theirs = urlsplit(canonical_resource(server_url)), urlsplit(canonical_resource(resource))
+    if _origin(ours) != _origin(theirs):
+        return False
+    prefix = theirs.path.rstrip("/")
+    return ours.path == prefix or ours.path.startswith(prefix + "/")
+
+
+def _origin(parts: SplitResult) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
+def prm_urls(server_url: str, header_url: str | None) -> list[str]:
+    """RFC 9728 candidates: the challenge's URL, then path-aware, then the root."""
+    parts = urlsplit(server_url)
+    origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+    urls = [header_url] if header_url else []
+    if path:
+        urls.append(f"{origin}/.well-known/oauth-protected-resource{path}")
+    urls.append(f"{origin}/.well-known/oauth-protected-resource")
+    return urls
+
+
+def as_metadata_urls(issuer: str) -> list[str]:
+    """RFC 8414 section 3.1 and OpenID discovery, in the order MCP prescribes."""
+    parts = urlsplit(issuer)
+    origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+    urls = [
+        f"{origin}/.well-known/oauth-authorization-server{path}",
+        f"{origin}/.well-known/openid-configuration{path}",
+        f"{origin}{path}/.well-known/openid-configuration",
+    ]
+    return list(dict.fromkeys(urls))
+
+
+def _s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def _union(*scope_lists: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(scope for scopes in scope_lists for scope in scopes))
+
+
+def _with_query(url: str, params: dict[str, str]) -> str:
+    parts = urlsplit(url)
+    query = f"{parts.query}&{urlencode(params)}" if parts.query else urlencode(params)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
+async def _get_json(http: httpx.AsyncClient, url: str) -> dict[str, Any] | None:
+    try:
+        response = await http.get(url, headers=_JSON)
+    except httpx.HTTPError as exc:
+        log.debug("mcpgen: GET %s failed: %s", url, exc)
+        return None
+    if response.status_code != 200:
+        log.debug("mcpgen: GET %s: HTTP %d", url, response.status_code)
+        return None
+    try:
+        data = response.json()
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _json_result(response: httpx.Response, what: str) -> dict[str, Any]:
+    """The JSON body of a successful OAuth endpoint reply, else OAuthError with its error."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if response.status_code // 100 != 2 or not isinstance(data, dict):
+        detail = ""
+        if isinstance(data, dict) and "error" in data:
+            detail = f": {data['error']} {data.get('error_description', '')}".rstrip()
+        raise OAuthError(f"{what} failed (HTTP {response.status_code}){detail}")
+    return data
+
+
+def _token_from(data: dict[str, Any], previous: Token | None = None) -> Token:
+    access = data.get("access_token")
+    if not isinstance(access, str) or not access:
+        raise OAuthError("the token response has no access_token")
+    kind = data.get("token_type", "Bearer")
+    if not isinstance(kind, str) or kind.lower() != "bearer":
+        raise OAuthError(f"unsupported token_type {kind!r}")
+    expires_in = data.get("expires_in")
+    refresh = data.get("refresh_token")
+    scope = data.get("scope")
+    return Token(
+        access_token=access,
+        refresh_token=refresh if isinstance(refresh, str) else previous.refresh_token if previous else None,
+        expires_at=time.time() + expires_in if isinstance(expires_in, int | float) else None,
+        scope=scope if isinstance(scope, str) else None,
+    )
+
+
+def client_assertion(client: ClientInfo, audience: str) -> str:
+    """An RFC 7523 client assertion: a JWT signed with the client's private key."""
+    try:
+        import jwt
+    except ImportError as exc:
+        raise OAuthError("private_key_jwt needs PyJWT with cryptography: pip install 'pyjwt[crypto]'") from exc
+    if client.private_key_pem is None:
+        raise OAuthError("private_key_jwt needs the client's private key")
+    now = int(time.time())
+    claims = {"iss": client.client_id, "sub": client.client_id, "aud": audience,
+              "iat": now, "exp": now + 300, "jti": uuid.uuid4().hex}  # fmt: skip
+    return jwt.encode(claims, client.private_key_pem, algorithm=client.signing_algorithm)
+
+
+# ---------------------------------------------------------------- the httpx.Auth
+
+
+class OAuthClient(httpx.Auth):
+    """OAuth 2.1 for MCP: discovery, registration and token handling, as an ``httpx.Auth``.
+
+    ``server_url`` defaults to the URL of the first request. ``client`` is a pre-registered
+    identity; without one, ``client_metadata_url`` (an https URL serving this client's
+    metadata document) is used when the authorization server supports Client ID Metadata
+    Documents, else the client registers dynamically. ``authorize`` shows the user the
+    authorization URL and returns the redirect's ``code`` and ``state``; the default fetches
+    the URL without following its redirect, which only suits servers that need no user.
+    """
+
+    def __init__(
+        self,
+        server_url: str | None = None,
+        *,
+        grant: Grant = "authorization_code",
+        client: ClientInfo | None = None,
+        client_metadata_url: str | None = None,
+        client_name: str = "mcpgen",
+        redirect_uri: str = DEFAULT_REDIRECT_URI,
+        authorize: AuthorizeHook | None = None,
+        storage: TokenStorage | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        max_authorizations: int = 3,
+        offline_access: bool = True,
+    ) -> None:
+        self.server_url = canonical_resource(server_url) if server_url else None
+        self.grant = grant
+        self.client = client
+        self.client_metadata_url = client_metadata_url
+        self.client_name = client_name
+        self.redirect_uri = redirect_uri
+        self.authorize = authorize
+        self.storage: TokenStorage = storage if storage is not None else MemoryStorage()
+        self.max_authorizations = max_authorizations
+        self.offline_access = offline_access
+        self._http_client = http_client
+        self._discovery: _Discovery | None = None
+        self._identity: ClientInfo | None = None
+        self._scopes: list[str] = []  # what the last grant asked for
+        self._lock = asyncio.Lock()
+
+    # ------------------------------------------------------------ httpx.Auth
+
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        raise RuntimeError("OAuthClient works with httpx.AsyncClient only")
+
+    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        if self.server_url is None:
+            self.server_url = canonical_resource(str(request.url))
+        token = await self._usable_token()
+        if token is not None:
+            request.headers["Authorization"] = f"Bearer {token.access_token}"
+        response = yield request
+        for _ in range(self.max_authorizations):
+            challenge = _Challenge.of(response)
+            if challenge is None:
+                return
+            await response.aread()
+            token = await self._renew(challenge, token)
+            request.headers["Authorization"] = f"Bearer {token.access_token}"
+            response = yield request
+        if _Challenge.of(response) is not None:
+            raise OAuthError(
+                f"{request.url} still answers HTTP {response.status_code} after "
+                f"{self.max_authorizations} authorizations (scope {' '.join(self._scopes) or 'unspecified'})"
+            )
+
+    # ------------------------------------------------------------ token lifecycle
+
+    async def _usable_token(self) -> Token | None:
+        token = await self.storage.load_token()
+        if token is None or not token.expired() or token.refresh_token is None or self._discovery is None:
+            return token
+        async with self._lock, self._http() as http:
+            current = await self.storage.load_token()
+            if current is None or current.access_token != token.access_token:
+                return current  # another request renewed it meanwhile
+            return await self._refresh(http, token) or token
+
+    async def _renew(self, challenge: _Challenge, sent: Token | None) -> Token:
+        """A token for a challenged request: someone else's fresh one, a refresh, or a new grant."""
+        async with self._lock, self._http() as http:
+            current = await self.storage.load_token()
+            if current is not None and (sent is None or current.access_token != sent.access_token):
+                return current
+            if challenge.status == 401 and current is not None and current.refresh_token is not None:
+                refreshed = await self._refresh(http, current)
+                if refreshed is not None:
+                    return refreshed
+            discovery = await self._discover(http, challenge)
+            scope = self._choose_scope(challenge, discovery)
+            token = await self._obtain(http, discovery, scope)
+            await self.storage.save_token(token)
+            return token
+
+    def _choose_scope(self, challenge: _Challenge, discovery: _Discovery) -> str | None:
+        """The challenge's scope, else the resource's scopes_supported, else none; a 403
+        step-up keeps what was asked before; offline_access only if the AS lists it."""
+        wanted = challenge.scope or discovery.scopes_supported
+        if challenge.status == 403:
+            wanted = _union(self._scopes, wanted)
+        offered = discovery.metadata.get("scopes_supported")
+        if (
+            wanted and self.offline_access and self.grant == "authorization_code"
+            and isinstance(offered, list) and OFFLINE_ACCESS in offered
+        ):  # fmt: skip
+            wanted = _union(wanted, [OFFLINE_ACCESS])
+        self._scopes = list(wanted)
+        return " ".join(wanted) or None
+
+    async def _refresh(self, http: httpx.AsyncClient, token: Token) -> Token | None:
+        if self._discovery is None or self._identity is None or token.refresh_token is None:
+            return None
+        form = {"grant_type": "refresh_token", "refresh_token": token.refresh_token,
+                "resource": self._discovery.resource}  # fmt: skip
+        try:
+            fresh = await self._token_request(http, self._discovery, self._identity, form, previous=token)
+        except OAuthError as exc:
+            log.info("mcpgen: refreshing the access token failed (%s); authorizing again", exc)
+            return None
+        await self.storage.save_token(fresh)
+        return fresh
+
+    # ------------------------------------------------------------ discovery
+
+    async def _discover(self, http: httpx.AsyncClient, challenge: _Challenge) -> _Discovery:
+        cached = self._discovery
+        if cached is not None and challenge.resource_metadata in (None, cached.prm_url):
+            return cached
+        assert self.server_url is not None
+        prm, prm_url = None, None
+        for url in prm_urls(self.server_url, challenge.resource_metadata):
+            prm = await _get_json(http, url)
+            if prm is not None:
+                prm_url = url
+                break
+        if prm is None:
+            discovery = await self._discover_legacy(http)
+        else:
+            discovery = await self._discover_from_prm(http, prm, prm_url)
+        self._discovery = discovery
+        return discovery
+
+    async def _discover_from_prm(self, http: httpx.AsyncClient, prm: dict[str, Any], url: str | None) -> _Discovery:
+        assert self.server_url is not None
+        resource, servers = prm.get("resource"), prm.get("authorization_servers")
+        if not isinstance(resource, str) or not resource_covers(resource, self.server_url):
+            raise OAuthError(f"the protected resource metadata at {url} is for {resource!r}, not {self.server_url}")
+        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
+            raise OAuthError(f"the protected resource metadata at {url} names no authorization server")
+        issuer = servers[0]
+        for metadata_url in as_metadata_urls(issuer):
+            metadata = await _get_json(http, metadata_url)
+            if metadata is None:
+                continue
+            if str(metadata.get("issuer", "")).rstrip("/") != issuer.rstrip("/"):
+                raise OAuthError(f"the metadata at {metadata_url} is for issuer {metadata.get('issuer')!r}, not {issuer}")
+            scopes = prm.get("scopes_supported")
+            log.info("mcpgen: %s is protected by the authorization server %s", self.server_url, issuer)
+            return _Discovery(resource=canonical_resource(resource), metadata=metadata, issuer=issuer,
+                              scopes_supported=[str(s) for s in scopes] if isinstance(scopes, list) else [],
+                              prm_url=url)  # fmt: skip
+        raise OAuthError(f"no authorization server metadata found for {issuer}")
+
+    async def _discover_legacy(self, http: httpx.AsyncClient) -> _Discovery:
+        """2025-03-26: no resource metadata, so the authorization server is at the MCP
+        server's origin: its metadata (whatever issuer it names), else default endpoints."""
+        assert self.server_url is not None
+        parts = urlsplit(self.server_url)
+        base = f"{parts.scheme}://{parts.netloc}"
+        for url in as_metadata_urls(base):
+            metadata = await _get_json(http, url)
+            if metadata is not None:
+                log.info("mcpgen: %s has no resource metadata; using the authorization server metadata at %s",
+                         self.server_url, url)  # fmt: skip
+                issuer = metadata.get("issuer")
+                return _Discovery(self.server_url, metadata, issuer if isinstance(issuer, str) else base, [], None)
+        log.info("mcpgen: %s has no OAuth metadata; using the default endpoints on %s", self.server_url, base)
+        defaults = {"authorization_endpoint": f"{base}/authorize", "token_endpoint": f"{base}/token",
+                    "registration_endpoint": f"{base}/register"}  # fmt: skip
+        return _Discovery(self.server_url, defaults, base, [], None)
+
+    # ------------------------------------------------------------ client identity
+
+    async def _identify(self, http: httpx.AsyncClient, discovery: _Discovery) -> ClientInfo:
+        """Pre-registered, else a Client ID Metadata Document, else stored, else registered."""
+        identity = self.client
+        if identity is None and self.client_metadata_url and discovery.metadata.get("client_id_metadata_document_supported") is True:
+            identity = ClientInfo(self.client_metadata_url, auth_method="none")
+        if identity is None:
+            identity = await self.storage.load_client()
+        if identity is None:
+            identity = await self._register(http, discovery)
+            await self.storage.save_client(identity)
+        self._identity = identity
+        return identity
+
+    async def _register(self, http: httpx.AsyncClient, discovery: _Discovery) -> ClientInfo:
+        endpoint = discovery.metadata.get("registration_endpoint")
+        if not isinstance(endpoint, str):
+            raise OAuthError("no client identity: pass client=ClientInfo(...); the server offers no registration")
+        method = _registration_auth_method(discovery.metadata)
+        body: dict[str, Any] = {
+            "client_name": self.client_name,
+            "grant_types": self._grant_types(discovery),
+            "token_endpoint_auth_method": method,
+        }
+        if self.grant == "authorization_code":
+            body |= {"redirect_uris": [self.redirect_uri], "response_types": ["code"]}
+        data = _json_result(await http.post(endpoint, json=body, headers=_JSON), "client registration")
+        client_id, secret = data.get("client_id"), data.get("client_secret")
+        if not isinstance(client_id, str):
+            raise OAuthError("the registration response has no client_id")
+        secret = secret if isinstance(secret, str) and secret else None
+        registered = data.get("token_endpoint_auth_method")
+        if not isinstance(registered, str):
+            registered = method if secret is not None or method == "none" else "none"
+        log.info("mcpgen: registered as an OAuth client at %s", endpoint)
+        return ClientInfo(client_id, secret, registered)
+
+    def _grant_types(self, discovery: _Discovery) -> list[str]:
+        if self.grant == "client_credentials":
+            return ["client_credentials"]
+        if isinstance(self.grant, CrossAppAccess):
+            return [_JWT_BEARER]
+        supported = discovery.metadata.get("grant_types_supported")
+        refresh = not isinstance(supported, list) or "refresh_token" in supported
+        return ["authorization_code", "refresh_token"] if refresh else ["authorization_code"]
+
+    # ------------------------------------------------------------ grants
+
+    async def _obtain(self, http: httpx.AsyncClient, discovery: _Discovery, scope: str | None) -> Token:
+        identity = await self._identify(http, discovery)
+        extra = {"scope": scope} if scope else {}
+        if self.grant == "client_credentials":
+            form = {"grant_type": "client_credentials", "resource": discovery.resource, **extra}
+        elif isinstance(self.grant, CrossAppAccess):
+            assertion = await self._id_jag(http, self.grant, discovery, scope)
+            form = {"grant_type": _JWT_BEARER, "assertion": assertion, "resource": discovery.resource, **extra}
+        else:
+            form = await self._authorization_code(http, discovery, identity, scope)
+        log.info("mcpgen: requesting an access token (%s) from %s", form["grant_type"], discovery.endpoint("token_endpoint"))
+        return await self._token_request(http, discovery, identity, form)
+
+    async def _authorization_code(
+        self, http: httpx.AsyncClient, discovery: _Discovery, identity: ClientInfo, scope: str | None
+    ) -> dict[str, str]:
+        """Send the user to the authorization endpoint; the token request's form."""
+        verifier, state = secrets.token_urlsafe(64), secrets.token_urlsafe(32)
+        params = {
+            "response_type": "code",
+            "client_id": identity.client_id,
+            "redirect_uri": self.redirect_uri,
+            "state": state,
+            "code_challenge": _s256(verifier),
+            "code_challenge_method": "S256",
+            "resource": discovery.resource,
+        }
+        if scope:
+            params["scope"] = scope
+        endpoint = discovery.endpoint("authorization_endpoint")
+        log.info("mcpgen: authorization request to %s (scope %s)", endpoint, scope or "unspecified")
+        authorize = self.authorize or (lambda url: _follow_without_user(http, url))
+        code, returned_state = await authorize(_with_query(endpoint, params))
+        if returned_state != state:
+            raise OAuthError("the authorization response's state does not match the request's")
+        return {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
+                "code_verifier": verifier, "resource": discovery.resource}  # fmt: skip
+
+    async def _id_jag(self, http: httpx.AsyncClient, grant: CrossAppAccess, discovery: _Discovery, scope: str | None) -> str:
+        """RFC 8693 token exchange at the IdP: the user's ID token for an ID-JAG."""
+        form = {
+            "grant_type": _TOKEN_EXCHANGE,
+            "requested_token_type": _ID_JAG,
+            "audience": discovery.issuer,
+            "resource": discovery.resource,
+            "subject_token": grant.id_token,
+            "subject_token_type": _ID_TOKEN,
+            "client_id": grant.idp_client_id,
+        }
+        if scope:
+            form["scope"] = scope
+        headers = dict(_JSON)
+        if grant.idp_client_secret is not None:
+            headers["authorization"] = _basic(grant.idp_client_id, grant.idp_client_secret)
+        log.info("mcpgen: exchanging the ID token for an ID-JAG at %s", grant.idp_token_endpoint)
+        data = _json_result(await http.post(grant.idp_token_endpoint, data=form, headers=headers), "token exchange")
+        jag, kind = data.get("access_token"), data.get("issued_token_type", _ID_JAG)
+        if not isinstance(jag, str) or kind != _ID_JAG:
+            raise OAuthError("the token exchange did not issue an ID-JAG")
+        return jag
+
+    async def _token_request(
+        self, http: httpx.AsyncClient, discovery: _Discovery, identity: ClientInfo,
+        form: dict[str, str], previous: Token | None = None,
+    ) -> Token:  # fmt: skip
+        form, headers = dict(form), dict(_JSON)
+        method = _auth_method(identity, discovery.metadata)
+        if method in ("client_secret_basic", "client_secret_post") and identity.client_secret is None:
+            raise OAuthError(f"{method} needs a client secret")
+        if method == "client_secret_basic":
+            headers["authorization"] = _basic(identity.client_id, identity.client_secret or "")
+        elif method == "client_secret_post":
+            form |= {"client_id": identity.client_id, "client_secret": identity.client_secret or ""}
+        elif method == "private_key_jwt":
+            form |= {"client_id": identity.client_id, "client_assertion_type": _ASSERTION_TYPE,
+                     "client_assertion": client_assertion(identity, discovery.issuer)}  # fmt: skip
+        else:
+            form["client_id"] = identity.client_id
+        response = await http.post(discovery.endpoint("token_endpoint"), data=form, headers=headers)
+        return _token_from(_json_result(response, "the token request"), previous)
+
+    @contextlib.asynccontextmanager
+    async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
+        """The client for OAuth endpoints: never the MCP one (its requests come back here)."""
+        if self._http_client is not None:
+            yield self._http_client
+            return
+        async with httpx.AsyncClient(timeout=30.0) as http:
+            yield http
+
+
+def _basic(client_id: str, secret: str) -> str:
+    """RFC 6749 section 2.3.1: both parts form-encoded, then Basic."""
+    pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
+    return "Basic " + base64.b64encode(pair.encode()).decode()
+
+
+def _auth_method(identity: ClientInfo, metadata: dict[str, Any]) -> str:
+    if identity.auth_method:
+        return identity.auth_method
+    if identity.private_key_pem is not None:
+        return "private_key_jwt"
+    if identity.client_secret is None:
+        return "none"
+    supported = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+    return "client_secret_post" if "client_secret_basic" not in supported and "client_secret_post" in supported else "client_secret_basic"
+
+
+def _registration_auth_method(metadata: dict[str, Any]) -> str:
+    supported = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
+    for method in ("client_secret_basic", "client_secret_post", "none"):
+        if method in supported:
+            return method
+    return "none"
+
+
+async def _follow_without_user(http: httpx.AsyncClient, url: str) -> tuple[str, str | None]:
+    """The headless authorize hook: GET the URL and read the redirect's query, unfollowed."""
+    response = await http.get(url, follow_redirects=False)
+    location = response.headers.get("location")
+    if not response.is_redirect or not location:
+        raise OAuthError(f"the authorization endpoint answered HTTP {response.status_code}, not a redirect; "
+                         "it needs a user: pass authorize=...")  # fmt: skip
+    query = parse_qs(urlsplit(location).query)
+    if "error" in query:
+        raise OAuthError(f"authorization denied: {query['error'][0]} {query.get('error_description', [''])[0]}".rstrip())
+    if "code" not in query:
+        raise OAuthError("the authorization redirect carries no code")
+    return query["code"][0], query.get("state", [None])[0]
+
+
+__all__ = [
+    "AuthorizeHook",
+    "ClientInfo",
+    "CrossAppAccess",
+    "MemoryStorage",
+    "OAuthClient",
+    "OAuthError",
+    "Token",
+    "TokenStorage",
+]
