@@ -13,6 +13,9 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
 URL_ELICITATION_REQUIRED = -32042
+# Implementation-defined (JSON-RPC reserves -32000..-32099 for servers): too many
+# requests of one session are running and waiting already.
+SERVER_BUSY = -32000
 
 
 class McpError(Exception):

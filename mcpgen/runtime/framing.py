@@ -60,6 +60,14 @@ _envelope = msgspec.json.Decoder(Envelope)
 encode = msgspec.json.Encoder().encode
 
 
+class FrameTooLarge(Exception):
+    """A transport received a message over its size limit (and dropped it)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a message exceeded {limit} bytes")
+        self.limit = limit
+
+
 class FrameError(Exception):
     """An incoming frame that must be answered with a JSON-RPC error."""
 
@@ -79,6 +87,8 @@ def decode_envelope(data: bytes | bytearray | memoryview | str) -> Envelope:
     """Decode and classify-check one frame; raise FrameError for a malformed one."""
     try:
         env = _envelope.decode(data)
+    except RecursionError:
+        raise FrameError(INVALID_REQUEST, "Invalid Request: nested too deeply") from None
     except msgspec.ValidationError:
         # Valid JSON, but not an object: a batch array or a bare scalar.
         raise FrameError(INVALID_REQUEST, "Invalid Request: expected one JSON-RPC object") from None

@@ -356,7 +356,7 @@ class McpHttpApp:
     ) -> None:  # fmt: skip
         """Serve one message with a throwaway session: no handshake state, JSON only."""
         transport = HttpSessionTransport(self, "stateless")
-        session = ServerSession(transport, self.server, request_timeout=self.server.request_timeout)
+        session = ServerSession(transport, self.server, **self.server.session_options)
         if method != "initialize":
             session.state = "ready"
             session.protocol_version = version or HTTP_DEFAULT
@@ -445,7 +445,7 @@ class McpHttpApp:
                 raise HttpError(503, "Service Unavailable: too many sessions")
         session_id = secrets.token_urlsafe(24)  # 192 random bits, visible ASCII
         transport = HttpSessionTransport(self, session_id)
-        session = ServerSession(transport, self.server, request_timeout=self.server.request_timeout)
+        session = ServerSession(transport, self.server, **self.server.session_options)
         self.server.sessions.add(session)
         task = asyncio.ensure_future(session.run())
         task.add_done_callback(lambda _: self.server.sessions.discard(session))

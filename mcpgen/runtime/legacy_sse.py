@@ -80,7 +80,7 @@ class LegacySseEndpoints:
 
         session_id = secrets.token_hex(16)
         transport = LegacyTransport()
-        session = ServerSession(transport, self.app.server, request_timeout=self.app.server.request_timeout)
+        session = ServerSession(transport, self.app.server, **self.app.server.session_options)
         self.sessions[session_id] = transport
         self.app.server.sessions.add(session)
         task = asyncio.ensure_future(session.run())

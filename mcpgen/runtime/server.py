@@ -145,7 +145,15 @@ class Server(ServerHandlers):
         icons: list[Icon] | None = None,
         page_size: int = 100,
         request_timeout: float | None = 60.0,
+        handler_timeout: float | None = None,
+        max_concurrency: int = 1024,
+        max_message: int = 16 * 1024 * 1024,
     ) -> None:
+        """``request_timeout`` bounds our requests to the client (sampling, elicitation);
+        ``handler_timeout`` bounds each handler (-32603 when exceeded); at most
+        ``max_concurrency`` requests of one session run at once, four times as many wait
+        in order, and more are refused (-32000, "server busy");
+        ``max_message`` bytes is the largest frame accepted over stdio."""
         self.info = Implementation(
             name=name,
             version=version,
@@ -156,6 +164,12 @@ class Server(ServerHandlers):
         self.instructions = instructions
         self.page_size = page_size
         self.request_timeout = request_timeout
+        self.max_message = max_message
+        self.session_options: dict[str, Any] = {
+            "request_timeout": request_timeout,
+            "handler_timeout": handler_timeout,
+            "max_concurrency": max_concurrency,
+        }
         self._tools: dict[str, _Tool] = {}
         self._resources: dict[str, _Resource] = {}
         self._templates: list[_Template] = []
@@ -491,7 +505,7 @@ class Server(ServerHandlers):
 
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes."""
-        session = ServerSession(transport, self, request_timeout=self.request_timeout)
+        session = ServerSession(transport, self, **self.session_options)
         self.sessions.add(session)
         try:
             await session.run()
@@ -501,7 +515,7 @@ class Server(ServerHandlers):
     async def serve_stdio(self) -> None:
         from mcpgen.runtime.stdio import server_stdio
 
-        transport = await server_stdio()
+        transport = await server_stdio(max_message=self.max_message)
         await self.serve(transport)
 
     def http_app(self, path: str = "/mcp", **options: Any) -> McpHttpApp:

@@ -27,6 +27,7 @@ from mcpgen.runtime.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    SERVER_BUSY,
     CapabilityError,
     ConnectionClosed,
     McpError,
@@ -36,6 +37,7 @@ from mcpgen.runtime.framing import (
     Envelope,
     ErrorObject,
     FrameError,
+    FrameTooLarge,
     OutNotification,
     OutRequest,
     OutResult,
@@ -90,6 +92,7 @@ class Session:
         handlers: Any,
         *,
         request_timeout: float | None = 60.0,
+        handler_timeout: float | None = None,
         max_concurrency: int = 1024,
     ) -> None:
         self.transport = transport
@@ -106,7 +109,13 @@ class Session:
         self._inflight: dict[RequestId, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._progress: dict[str | int, ProgressCallback] = {}
-        self._slots = asyncio.Semaphore(max_concurrency)
+        self.handler_timeout = handler_timeout
+        self.max_concurrency = max_concurrency
+        # Requests beyond max_concurrency wait here, in order, up to max_queued of them;
+        # past that they are refused. Reading never stops, so responses to our own
+        # requests (which running handlers may be waiting for) always get through.
+        self.max_queued = 4 * max_concurrency
+        self._queued: dict[RequestId, tuple[MethodSpec, Any]] = {}
         self._closed = asyncio.Event()
         self._notification_listeners: list[Callable[[str, Any], Awaitable[None] | None]] = []
 
@@ -116,7 +125,11 @@ class Session:
         """Serve until the peer closes the connection, then clean up."""
         try:
             while True:
-                frame = await self.transport.receive()
+                try:
+                    frame = await self.transport.receive()
+                except FrameTooLarge as exc:
+                    self._spawn(self._send(error_frame(INVALID_REQUEST, f"Invalid Request: {exc}")))
+                    continue
                 if frame is None:
                     break
                 try:
@@ -145,7 +158,7 @@ class Session:
     def _on_request(self, env: Envelope) -> None:
         rid: RequestId = env.id
         method: str = env.method
-        if rid in self._inflight:
+        if rid in self._inflight or rid in self._queued:
             self._reply_error(rid, INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
             return
         spec = self.incoming.get(method)
@@ -161,8 +174,24 @@ class Session:
         except McpError as exc:
             self._reply_error(rid, exc.code, exc.message)
             return
-        task = asyncio.get_running_loop().create_task(self._serve(rid, spec, params))
-        self._inflight[rid] = task
+        if len(self._inflight) >= self.max_concurrency and method != "ping":  # liveness first
+            if len(self._queued) >= self.max_queued:
+                log.warning("mcpgen: refusing %s: %d requests running, %d waiting", method,
+                            len(self._inflight), len(self._queued))  # fmt: skip
+                self._reply_error(rid, SERVER_BUSY, "Server busy: too many requests in flight; retry later")
+                return
+            self._queued[rid] = (spec, params)
+            return
+        self._start(rid, spec, params)
+
+    def _start(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
+        self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve(rid, spec, params))
+
+    def _start_queued(self) -> None:
+        while self._queued and len(self._inflight) < self.max_concurrency and self.is_open:
+            rid = next(iter(self._queued))
+            spec, params = self._queued.pop(rid)
+            self._start(rid, spec, params)
 
     def _decode_params(self, spec: MethodSpec, env: Envelope) -> Any:
         raw = env.params if env.params is not UNSET else None
@@ -172,6 +201,8 @@ class Session:
             return decoder(spec.params_type).decode(raw if raw is not None else _EMPTY)
         except msgspec.ValidationError as exc:
             raise McpError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        except RecursionError:
+            raise McpError(INVALID_PARAMS, "Invalid params: nested too deeply") from None
 
     def refuse(self, spec: MethodSpec) -> tuple[int, str] | None:
         """Why an incoming request may not be served now, or None. Sides add their rules."""
@@ -187,27 +218,31 @@ class Session:
         ctx = RequestContext(self, rid, spec.method, meta, token)
         current_request.set(ctx)
         frame: bytes | None = None
-        async with self._slots:
-            try:
+        try:
+            async with asyncio.timeout(self.handler_timeout):
                 result = await self.call_handler(spec, params)
-                expected = _runtime_class(spec.result_type)
-                if expected is not None and not isinstance(result, expected):
-                    log.error("mcpgen: %s handler returned %s, not %s", spec.method, type(result).__name__,
-                              getattr(expected, "__name__", expected))  # fmt: skip
-                    frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
-                else:
-                    frame = encode(OutResult(id=rid, result=result))
-            except asyncio.CancelledError:
-                frame = None  # cancelled by the peer (or we are closing): no response
-            except McpError as exc:
-                frame = error_frame(exc.code, exc.message, rid, exc.data)
-            except NotImplementedError:
-                frame = error_frame(METHOD_NOT_FOUND, f"Method not found: {spec.method}", rid)
-            except Exception:
-                log.exception("mcpgen: handler for %s failed", spec.method)
+            expected = _runtime_class(spec.result_type)
+            if expected is not None and not isinstance(result, expected):
+                log.error("mcpgen: %s handler returned %s, not %s", spec.method, type(result).__name__,
+                          getattr(expected, "__name__", expected))  # fmt: skip
                 frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
-            finally:
-                self._inflight.pop(rid, None)
+            else:
+                frame = encode(OutResult(id=rid, result=result))
+        except asyncio.CancelledError:
+            frame = None  # cancelled by the peer (or we are closing): no response
+        except TimeoutError:
+            log.error("mcpgen: %s handler timed out after %s s", spec.method, self.handler_timeout)
+            frame = error_frame(INTERNAL_ERROR, f"Internal error: no result within {self.handler_timeout:g} s", rid)
+        except McpError as exc:
+            frame = error_frame(exc.code, exc.message, rid, exc.data)
+        except NotImplementedError:
+            frame = error_frame(METHOD_NOT_FOUND, f"Method not found: {spec.method}", rid)
+        except Exception:
+            log.exception("mcpgen: handler for %s failed", spec.method)
+            frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
+        finally:
+            self._inflight.pop(rid, None)
+            self._start_queued()
         if frame is not None and self.is_open:
             try:
                 await self.transport.send(frame, related=rid, final=True)
@@ -253,7 +288,11 @@ class Session:
 
     def _on_cancelled(self, params: Any) -> None:
         # Unknown or finished ids are ignored: the response may already be on its way.
-        task = self._inflight.get(params.request_id) if params.request_id is not UNSET else None
+        rid = params.request_id
+        if rid is UNSET:
+            return
+        self._queued.pop(rid, None)
+        task = self._inflight.get(rid)
         if task is not None:
             task.cancel()
 
@@ -282,7 +321,7 @@ class Session:
             return
         try:
             future.set_result(result_decoder.decode(env.result))  # type: ignore[arg-type]
-        except msgspec.ValidationError as exc:
+        except (msgspec.ValidationError, RecursionError) as exc:
             future.set_exception(McpError(INVALID_PARAMS, f"Invalid result from peer: {exc}"))
 
     def _reply_error(self, rid: RequestId, code: int, message: str) -> None:
@@ -381,6 +420,7 @@ class Session:
             await self._closed.wait()
             return
         self.state = "closed"
+        self._queued.clear()
         for task in list(self._inflight.values()):
             task.cancel()
         for future, _ in self._pending.values():

@@ -16,21 +16,20 @@ from collections.abc import Callable, Mapping, Sequence
 
 from msgspec import UNSET, UnsetType
 
-from mcpgen.runtime.framing import RequestId
+from mcpgen.runtime.framing import FrameTooLarge, RequestId
 
 log = logging.getLogger("mcpgen")
-MAX_MESSAGE = 16 * 1024 * 1024  # bytes in one line; larger frames are refused
+MAX_MESSAGE = 16 * 1024 * 1024  # default bytes in one line; a larger frame is refused
 _HIGH_WATER = 1024 * 1024
-# An over-long line is answered as a parse error: its id cannot be read.
-_TOO_LARGE = b"\x00message too large"
 
 
 class StreamTransport:
     """Frames over an asyncio reader/writer pair, one JSON text per line."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_message: int = MAX_MESSAGE) -> None:
         self.reader = reader
         self.writer = writer
+        self.max_message = max_message  # the reader was made with this limit
         self._closed = False
 
     async def receive(self) -> bytes | None:
@@ -43,7 +42,7 @@ class StreamTransport:
                     return None
             except asyncio.LimitOverrunError as exc:
                 await self._discard_line(exc.consumed)
-                return _TOO_LARGE
+                raise FrameTooLarge(self.max_message) from None
             if line.strip():
                 return line
 
@@ -79,7 +78,7 @@ class StreamTransport:
             pass
 
 
-async def server_stdio(protect_stdout: bool = True) -> StreamTransport:
+async def server_stdio(protect_stdout: bool = True, max_message: int = MAX_MESSAGE) -> StreamTransport:
     """The current process's stdin/stdout as a transport (for a server)."""
     loop = asyncio.get_running_loop()
     out_fd = 1
@@ -87,22 +86,22 @@ async def server_stdio(protect_stdout: bool = True) -> StreamTransport:
         sys.stdout.flush()
         out_fd = os.dup(1)
         os.dup2(2, 1)  # fd 1 (and so print) now goes to stderr
-    reader = asyncio.StreamReader(limit=MAX_MESSAGE, loop=loop)
+    reader = asyncio.StreamReader(limit=max_message, loop=loop)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(0, "rb", 0))
     write_pipe = os.fdopen(out_fd, "wb", 0)
     transport, protocol = await loop.connect_write_pipe(
         lambda: asyncio.streams.FlowControlMixin(loop=loop), write_pipe
     )
     writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    return StreamTransport(reader, writer)
+    return StreamTransport(reader, writer, max_message)
 
 
 class ProcessTransport(StreamTransport):
     """A server subprocess spoken to over its stdin/stdout (for a client)."""
 
-    def __init__(self, process: asyncio.subprocess.Process, stderr_task: asyncio.Task[None]) -> None:
+    def __init__(self, process: asyncio.subprocess.Process, stderr_task: asyncio.Task[None], max_message: int) -> None:
         assert process.stdout is not None and process.stdin is not None
-        super().__init__(process.stdout, process.stdin)
+        super().__init__(process.stdout, process.stdin, max_message)
         self.process = process
         self._stderr_task = stderr_task
 
@@ -115,16 +114,17 @@ class ProcessTransport(StreamTransport):
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         on_stderr: Callable[[str], None] | None = None,
+        max_message: int = MAX_MESSAGE,
     ) -> ProcessTransport:
         full_env = {**os.environ, **env} if env is not None else None
         process = await asyncio.create_subprocess_exec(
             command, *args,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=full_env, cwd=cwd, limit=MAX_MESSAGE,
+            env=full_env, cwd=cwd, limit=max_message,
         )  # fmt: skip
         assert process.stderr is not None
         stderr_task = asyncio.get_running_loop().create_task(_pump_stderr(process.stderr, on_stderr))
-        return cls(process, stderr_task)
+        return cls(process, stderr_task, max_message)
 
     async def close(self, grace: float = 2.0) -> None:
         """Close stdin, wait for the server to exit, then terminate, then kill."""

@@ -17,8 +17,20 @@ import msgspec
 from mcpgen import Context, Server, ToolError
 from mcpgen.generated import ImageContent, PromptMessage, TextContent
 
-page_size = int(sys.argv[sys.argv.index("--page-size") + 1]) if "--page-size" in sys.argv else 100
-server = Server("demo", "1.2.3", instructions="A server for tests.", page_size=page_size)
+def option(name: str, default: str | None = None) -> str | None:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+server = Server(
+    "demo",
+    "1.2.3",
+    instructions="A server for tests.",
+    page_size=int(option("--page-size") or 100),
+    max_message=int(option("--max-message") or 16 * 1024 * 1024),
+    handler_timeout=float(option("--handler-timeout") or 0) or None,
+    max_concurrency=int(option("--max-concurrency") or 1024),
+)
+BUSY = {"now": 0, "max": 0}
 FILES = {"notes.txt": "remember the milk", "todo.md": "- write tests"}
 
 
@@ -155,6 +167,24 @@ def pid() -> int:
     return os.getpid()
 
 
+@server.tool()
+async def busy(seconds: float) -> int:
+    """Sleeps, counting how many calls run at once."""
+    BUSY["now"] += 1
+    BUSY["max"] = max(BUSY["max"], BUSY["now"])
+    try:
+        await asyncio.sleep(seconds)
+    finally:
+        BUSY["now"] -= 1
+    return BUSY["max"]
+
+
+@server.tool()
+def max_busy() -> int:
+    """The most `busy` calls that ever ran at once."""
+    return BUSY["max"]
+
+
 @server.resource("config://app", mime_type="application/json", description="App settings")
 def config() -> dict[str, object]:
     return {"debug": False, "level": 3}
@@ -197,10 +227,6 @@ def languages(value: str, arguments: dict[str, str]) -> list[str]:
 @server.completion(template="file:///{name}", argument="name")
 async def file_names(value: str, arguments: dict[str, str]) -> list[str]:
     return sorted(n for n in FILES if n.startswith(value))
-
-
-def option(name: str, default: str | None = None) -> str | None:
-    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
 
 if __name__ == "__main__":

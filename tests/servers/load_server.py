@@ -1,0 +1,54 @@
+"""The demo server plus introspection tools for load and memory tests: ``gc`` (collect
+garbage), ``rss`` (this process's resident set), ``inflight`` (asyncio tasks and requests
+being served).
+
+Run: python tests/servers/load_server.py [--http PORT]  (stdio by default)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc as _gc
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from demo import option, server  # noqa: E402
+
+from mcpgen import Context  # noqa: E402
+
+
+def rss_kib() -> int:
+    """VmRSS of this process, in KiB (Linux)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+@server.tool(name="gc")
+def collect() -> int:
+    """Run a full garbage collection; the number of unreachable objects found."""
+    return _gc.collect()
+
+
+@server.tool()
+def rss() -> int:
+    """This process's resident set size in KiB."""
+    return rss_kib()
+
+
+@server.tool()
+async def inflight(ctx: Context) -> dict[str, int]:
+    """Live asyncio tasks, and requests being served by any session (this one excluded)."""
+    requests = sum(len(session._inflight) for session in server.sessions)  # noqa: SLF001
+    return {"tasks": len(asyncio.all_tasks()), "requests": requests - 1, "sessions": len(server.sessions)}
+
+
+if __name__ == "__main__":
+    if "--http" in sys.argv:
+        server.run("http", port=int(option("--http") or 0), retry_ms=200)
+    else:
+        server.run()
