@@ -140,6 +140,8 @@ class Fake:
         scopes = set(form.get("scope", "").split())
         if form["grant_type"] == "authorization_code":
             scopes = set(self.authorizations[-1].get("scope", "").split())
+        if form["grant_type"] == "refresh_token":  # the scopes granted before (RFC 6749 section 6)
+            scopes = self.issued[form["refresh_token"].replace("refresh", "access")]
         self.issued[token] = scopes
         return httpx.Response(200, json={"access_token": token, "token_type": "Bearer", "expires_in": self.expires_in,
                                          "refresh_token": f"refresh-{self.counter}"})  # fmt: skip
@@ -444,6 +446,7 @@ async def test_secrets_never_reach_the_logs(caplog: pytest.LogCaptureFixture) ->
     async with mcp:
         await mcp.post(MCP, content=b"{}")
         await mcp.post(MCP, content=b"{}")  # refresh
+    assert [f["grant_type"] for f in fake.token_forms] == ["authorization_code", "authorization_code", "refresh_token"]
     secrets = {SECRET, *fake.issued, *fake.challenges}
     secrets |= {f[k] for f in fake.token_forms for k in ("code_verifier", "refresh_token") if k in f}
     assert len(secrets) > 6 and caplog.records

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import time
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpgen.runtime import uri_template
 from mcpgen.runtime.uri_template import UriTemplate, UriTemplateError
 
 # Variables from RFC 6570 sections 1.2 and 3.2.
@@ -404,6 +407,9 @@ ADVERSARIAL_TEMPLATES = [
     "{;list*}",
     "X{.a,b,c}",
     "repo://{owner}/{repo}/issues{?state,labels}",
+    "{a}-v{b}",
+    "{a}{+b}x",
+    "{+a}{+b}/x",
 ]
 ADVERSARIAL_UNITS = ["a", "/", ".", ",", "a.", "a/", "/.", "%20", ";list=", "&list=a", "?x=&"]
 
@@ -417,3 +423,41 @@ def test_adversarial_input_is_fast(template: str) -> None:
             start = time.perf_counter()
             t.match(uri)
             assert time.perf_counter() - start < 0.5, (template, unit, head, tail)
+
+
+# Templates where values can run into each other, so the matcher's shortcuts
+# (possessive runs, `_narrow`) are doing real work.
+AMBIGUOUS_TEMPLATES = [
+    "{+path}/here",
+    "{+a}/{+b}/x",
+    "{name}.{ext}",
+    "{a}-v{b}",
+    "{a}{b}",
+    "up{+path}{var}/here",
+    "{/list*,path:4}",
+    "{a}{+b}x",
+    "{a}{+b}.{c}",
+    "{a}{+b}{c}x",
+    "{a}.{+b}{c}.{d}",
+    "{+path}{?q}",
+    "{;list*}{;list}",
+    "{&a,list*}",
+]
+
+
+def test_shortcuts_do_not_change_results() -> None:
+    """Every URI up to 4 symbols matches exactly as a plain greedy regex would."""
+    everything = frozenset(chr(c) for c in range(32, 127))
+    with (
+        mock.patch.object(uri_template, "_narrow", lambda *args: None),
+        mock.patch.object(uri_template._Cap, "atom_firsts", lambda self: everything),
+    ):
+        naive = [UriTemplate(t) for t in AMBIGUOUS_TEMPLATES]
+    assert all(n._regex.pattern != UriTemplate(n.template)._regex.pattern for n in naive)
+    symbols = ["a", "/", ".", "-", "!", "v", ";list", "=", "&", "?q="]
+    for plain in naive:
+        fast = UriTemplate(plain.template)
+        for n in range(5):
+            for combo in itertools.product(symbols, repeat=n):
+                uri = "".join(combo)
+                assert fast.match(uri) == plain.match(uri), (plain.template, uri)

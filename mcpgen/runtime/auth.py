@@ -394,9 +394,11 @@ class OAuthClient(httpx.Auth):
                 refreshed = await self._refresh(http, current)
                 if refreshed is not None:
                     return refreshed
-            discovery = await self._discover(http, challenge)
-            scope = self._choose_scope(challenge, discovery)
-            token = await self._obtain(http, discovery, scope)
+            try:
+                discovery = await self._discover(http, challenge)
+                token = await self._obtain(http, discovery, self._choose_scope(challenge, discovery))
+            except httpx.HTTPError as exc:
+                raise OAuthError(f"an OAuth endpoint failed: {exc}") from exc
             await self.storage.save_token(token)
             return token
 
@@ -422,7 +424,7 @@ class OAuthClient(httpx.Auth):
                 "resource": self._discovery.resource}  # fmt: skip
         try:
             fresh = await self._token_request(http, self._discovery, self._identity, form, previous=token)
-        except OAuthError as exc:
+        except (OAuthError, httpx.HTTPError) as exc:
             log.info("mcpgen: refreshing the access token failed (%s); authorizing again", exc)
             return None
         await self.storage.save_token(fresh)

@@ -48,6 +48,7 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.client_session import ClientSession
 from mcpgen.runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from mcpgen.runtime.files import check_root_uri
 from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
 from mcpgen.runtime.session import ProgressCallback
 from mcpgen.runtime.transport import Transport, memory_pair
@@ -94,6 +95,8 @@ class _Handlers(ClientHandlers):
         if roots is None:
             raise McpError(METHOD_NOT_FOUND, "Method not found: roots/list (no roots declared)")
         listed = await roots() if callable(roots) else list(roots)
+        for root in listed:
+            check_root_uri(root.uri)
         return ListRootsResult(roots=listed)
 
     async def on_logging_message(self, params: LoggingMessageNotificationParams) -> None:
@@ -132,6 +135,9 @@ class Client:
         self.sampling_tools = sampling_tools
         self.elicitation = elicitation
         self.elicitation_modes = tuple(elicitation_modes)
+        if roots is not None and not callable(roots):
+            for root in roots:
+                check_root_uri(root.uri)
         self.roots = roots
         self.on_notification = on_notification
         self.on_log = on_log

@@ -20,11 +20,13 @@ import base64
 import inspect
 import json
 import logging
+import os
 import re
 import signal
 import typing
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
@@ -74,6 +76,7 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
+from mcpgen.runtime.files import guess_mime, read_file, resolve_within
 from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
 from mcpgen.runtime.server_session import ServerSession
 from mcpgen.runtime.session import current_request
@@ -282,6 +285,35 @@ class Server(ServerHandlers):
             return fn
 
         return register
+
+    def directory(
+        self, root: str | os.PathLike[str], *, uri_prefix: str = "file:///", name: str = "files", listed: bool = True
+    ) -> None:
+        """Serve the files under ``root`` as resources ``<uri_prefix><relative path>``
+        (a resource template, and each file listed when ``listed``). Paths that would leave
+        ``root`` (``..``, absolute, symlinks pointing out) are answered "not found"."""
+        base = Path(root).resolve()
+        template = UriTemplate(uri_prefix + "{+path}")
+        sig = signature_of(lambda path: None)
+        entry = _Template(lambda path: None, sig, template, ResourceTemplate(uri_template=template.template, name=name))
+
+        async def read(path: str) -> Any:
+            found = resolve_within(base, path, uri_prefix + path)
+            contents = to_contents(uri_prefix + path, read_file(found), guess_mime(found))
+            return contents
+
+        entry.fn = read
+        entry.signature = signature_of(read)
+        self._templates.append(entry)
+        if listed:
+            for file in sorted(p for p in base.rglob("*") if p.is_file()):
+                relative = file.relative_to(base).as_posix()
+                uri = uri_prefix + relative
+                self._resources[uri] = _Resource(
+                    _reader(base, relative, uri), signature_of(read),
+                    Resource(uri=uri, name=relative, mime_type=guess_mime(file)),
+                )  # fmt: skip
+        self._changed("resources")
 
     def prompt(
         self,
@@ -569,6 +601,14 @@ async def _invoke(fn: Callable[..., Any], sig: Signature, kwargs: dict[str, Any]
     if sig.is_async:
         return await fn(**kwargs)
     return fn(**kwargs)
+
+
+def _reader(base: Path, relative: str, uri: str) -> Callable[[], Awaitable[Any]]:
+    async def read() -> Any:
+        found = resolve_within(base, relative, uri)
+        return to_contents(uri, read_file(found), guess_mime(found))
+
+    return read
 
 
 def _text(value: str | None) -> Any:

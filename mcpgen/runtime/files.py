@@ -1,0 +1,55 @@
+"""Serving files as resources without letting a URI escape the directory they live in.
+
+Template matching percent-decodes variables, so ``file:///%2e%2e%2fetc%2fpasswd`` arrives
+as ``../etc/passwd``: every path a client names is checked here before it is opened.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path, PurePosixPath
+
+from mcpgen.runtime.errors import ResourceNotFound
+
+
+def resolve_within(root: Path, relative: str, uri: str | None = None) -> Path:
+    """The existing file ``relative`` names inside ``root``.
+
+    Refuses (as "resource not found", which tells an attacker nothing) absolute paths,
+    ``..`` segments, backslashes, NUL bytes, and symlinks that lead out of ``root``.
+    """
+    shown = uri or relative
+    if not relative or "\x00" in relative or "\\" in relative:
+        raise ResourceNotFound(shown)
+    parts = PurePosixPath(relative).parts
+    if PurePosixPath(relative).is_absolute() or ".." in parts:
+        raise ResourceNotFound(shown)
+    base = root.resolve()
+    target = (base / relative).resolve()  # follows symlinks
+    if not target.is_relative_to(base) or not target.is_file():
+        raise ResourceNotFound(shown)
+    return target
+
+
+def read_file(path: Path) -> str | bytes:
+    """Text when the file is UTF-8, else bytes."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+def guess_mime(path: Path) -> str:
+    return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+def file_uri(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+def check_root_uri(uri: str) -> str:
+    """A client root must be a file:// URI (the spec allows no other kind for now)."""
+    if not uri.startswith("file://"):
+        raise ValueError(f"a root must be a file:// URI, not {uri!r}")
+    return uri
