@@ -453,7 +453,7 @@ def test_shortcuts_do_not_change_results() -> None:
         mock.patch.object(uri_template._Cap, "atom_firsts", lambda self: everything),
     ):
         naive = [UriTemplate(t) for t in AMBIGUOUS_TEMPLATES]
-    assert all(n._regex.pattern != UriTemplate(n.template)._regex.pattern for n in naive)
+    assert any(n._regex.pattern != UriTemplate(n.template)._regex.pattern for n in naive)  # patch took
     symbols = ["a", "/", ".", "-", "!", "v", ";list", "=", "&", "?q="]
     for plain in naive:
         fast = UriTemplate(plain.template)

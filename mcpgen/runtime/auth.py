@@ -463,7 +463,8 @@ class OAuthClient(httpx.Auth):
             if metadata is None:
                 continue
             if str(metadata.get("issuer", "")).rstrip("/") != issuer.rstrip("/"):
-                raise OAuthError(f"the metadata at {metadata_url} is for issuer {metadata.get('issuer')!r}, not {issuer}")
+                found = metadata.get("issuer")
+                raise OAuthError(f"the metadata at {metadata_url} is for issuer {found!r}, not {issuer}")
             scopes = prm.get("scopes_supported")
             log.info("mcpgen: %s is protected by the authorization server %s", self.server_url, issuer)
             return _Discovery(resource=canonical_resource(resource), metadata=metadata, issuer=issuer,
@@ -494,7 +495,8 @@ class OAuthClient(httpx.Auth):
     async def _identify(self, http: httpx.AsyncClient, discovery: _Discovery) -> ClientInfo:
         """Pre-registered, else a Client ID Metadata Document, else stored, else registered."""
         identity = self.client
-        if identity is None and self.client_metadata_url and discovery.metadata.get("client_id_metadata_document_supported") is True:
+        cimd = discovery.metadata.get("client_id_metadata_document_supported") is True
+        if identity is None and self.client_metadata_url and cimd:
             identity = ClientInfo(self.client_metadata_url, auth_method="none")
         if identity is None:
             identity = await self.storage.load_client()
@@ -548,7 +550,7 @@ class OAuthClient(httpx.Auth):
             form = {"grant_type": _JWT_BEARER, "assertion": assertion, "resource": discovery.resource, **extra}
         else:
             form = await self._authorization_code(http, discovery, identity, scope)
-        log.info("mcpgen: requesting an access token (%s) from %s", form["grant_type"], discovery.endpoint("token_endpoint"))
+        log.info("mcpgen: token request (%s) to %s", form["grant_type"], discovery.endpoint("token_endpoint"))
         return await self._token_request(http, discovery, identity, form)
 
     async def _authorization_code(
@@ -576,7 +578,9 @@ class OAuthClient(httpx.Auth):
         return {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
                 "code_verifier": verifier, "resource": discovery.resource}  # fmt: skip
 
-    async def _id_jag(self, http: httpx.AsyncClient, grant: CrossAppAccess, discovery: _Discovery, scope: str | None) -> str:
+    async def _id_jag(
+        self, http: httpx.AsyncClient, grant: CrossAppAccess, discovery: _Discovery, scope: str | None
+    ) -> str:
         """RFC 8693 token exchange at the IdP: the user's ID token for an ID-JAG."""
         form = {
             "grant_type": _TOKEN_EXCHANGE,
@@ -643,7 +647,9 @@ def _auth_method(identity: ClientInfo, metadata: dict[str, Any]) -> str:
     if identity.client_secret is None:
         return "none"
     supported = metadata.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]
-    return "client_secret_post" if "client_secret_basic" not in supported and "client_secret_post" in supported else "client_secret_basic"
+    if "client_secret_basic" not in supported and "client_secret_post" in supported:
+        return "client_secret_post"
+    return "client_secret_basic"
 
 
 def _registration_auth_method(metadata: dict[str, Any]) -> str:
@@ -663,7 +669,8 @@ async def _follow_without_user(http: httpx.AsyncClient, url: str) -> tuple[str, 
                          "it needs a user: pass authorize=...")  # fmt: skip
     query = parse_qs(urlsplit(location).query)
     if "error" in query:
-        raise OAuthError(f"authorization denied: {query['error'][0]} {query.get('error_description', [''])[0]}".rstrip())
+        why = query.get("error_description", [""])[0]
+        raise OAuthError(f"authorization denied: {query['error'][0]} {why}".rstrip())
     if "code" not in query:
         raise OAuthError("the authorization redirect carries no code")
     return query["code"][0], query.get("state", [None])[0]

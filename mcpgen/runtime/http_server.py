@@ -28,7 +28,7 @@ from mcpgen.runtime import sse
 from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.errors import INVALID_REQUEST
 from mcpgen.runtime.event_store import EventStore, MemoryEventStore
-from mcpgen.runtime.framing import FrameError, RequestId, decode_envelope, error_frame
+from mcpgen.runtime.framing import Envelope, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server_session import ServerSession
 from mcpgen.runtime.versions import HTTP_DEFAULT, REVISIONS
 
@@ -169,16 +169,17 @@ class McpHttpApp:
             return
         self._start_reaper()
         path = _route(scope)
+        headers = _headers(scope)
         try:
-            self._check_host_and_origin(scope)
+            self._check_host_and_origin(headers)
             if path == self.options.path or (path == "/" and self.options.path == "/"):
                 method = scope["method"]
                 if method == "POST":
-                    await self._post(scope, receive, send)
+                    await self._post(headers, receive, send)
                 elif method == "GET":
-                    await self._get(scope, receive, send)
+                    await self._get(headers, receive, send)
                 elif method == "DELETE":
-                    await self._delete(scope, send)
+                    await self._delete(headers, send)
                 else:
                     await _respond(send, 405, b"", extra=[(b"allow", b"GET, POST, DELETE")])
             elif self._legacy is not None and self._legacy.handles(path):
@@ -207,13 +208,12 @@ class McpHttpApp:
 
     # ------------------------------------------------------------ checks
 
-    def _check_host_and_origin(self, scope: Scope) -> None:
+    def _check_host_and_origin(self, headers: dict[str, str]) -> None:
         """DNS-rebinding protection: a page on another origin must not reach a local
         server through a name that resolves to 127.0.0.1."""
         allowed = self.options.allowed_hosts
         if "*" in allowed:
             return
-        headers = _headers(scope)
         host = _host_name(headers.get("host", ""))
         if host not in allowed:
             raise HttpError(403, "Forbidden: Host not allowed")
@@ -233,8 +233,7 @@ class McpHttpApp:
 
     # ------------------------------------------------------------ POST
 
-    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = _headers(scope)
+    async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
             raise HttpError(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
@@ -250,7 +249,7 @@ class McpHttpApp:
             return
         is_request = env.method is not UNSET and env.id is not UNSET
         if self.options.stateless:
-            await self._post_stateless(scope, receive, send, body, env.method, is_request, version)
+            await self._post_stateless(send, env, is_request, version)
             return
         session_id = headers.get("mcp-session-id")
         if session_id is None:
@@ -266,12 +265,12 @@ class McpHttpApp:
         if version is not None:
             live.protocol_version = version
         if not is_request:
-            live.transport.inbox.put_nowait(body)
+            live.session.on_envelope(env)
             await _respond(send, 202, b"")
             return
         stream = live.transport.new_stream()
         live.transport.streams[env.id] = stream
-        live.transport.inbox.put_nowait(body)
+        live.session.on_envelope(env)
         extra = [(b"mcp-session-id", live.transport.session_id.encode())]
         await self._answer(live, stream, receive, send, extra)
 
@@ -350,27 +349,23 @@ class McpHttpApp:
             return  # stays the session's standalone stream for the next GET
         live.extra.setdefault("parked", {})[stream.id] = stream
 
-    async def _post_stateless(
-        self, scope: Scope, receive: Receive, send: Send, body: bytes, method: Any, is_request: bool,
-        version: str | None,
-    ) -> None:  # fmt: skip
+    async def _post_stateless(self, send: Send, env: Envelope, is_request: bool, version: str | None) -> None:
         """Serve one message with a throwaway session: no handshake state, JSON only."""
         transport = HttpSessionTransport(self, "stateless")
         session = ServerSession(transport, self.server, **self.server.session_options)
-        if method != "initialize":
+        if env.method != "initialize":
             session.state = "ready"
             session.protocol_version = version or HTTP_DEFAULT
             session.own_caps = Declared(self.server.capabilities())
         task = asyncio.ensure_future(session.run())
         try:
             if not is_request:
-                transport.inbox.put_nowait(body)
+                session.on_envelope(env)
                 await _respond(send, 202, b"")
                 return
-            env = decode_envelope(body)
             stream = transport.new_stream()
             transport.streams[env.id] = stream
-            transport.inbox.put_nowait(body)
+            session.on_envelope(env)
             while True:
                 frame, final = await stream.queue.get()
                 if final is True:
@@ -382,11 +377,10 @@ class McpHttpApp:
 
     # ------------------------------------------------------------ GET and DELETE
 
-    async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
         if self.options.stateless:
             await _respond(send, 405, b"", extra=[(b"allow", b"POST")])
             return
-        headers = _headers(scope)
         if not _accepts(headers.get("accept", ""), "text/event-stream"):
             raise HttpError(406, "Not Acceptable: GET needs Accept: text/event-stream")
         self._check_version(headers)
@@ -417,11 +411,10 @@ class McpHttpApp:
                 stream.done = True  # finished already: the replay is all there is
         await self._stream(live, stream, receive, send, extra, prime=False, replay=events)
 
-    async def _delete(self, scope: Scope, send: Send) -> None:
+    async def _delete(self, headers: dict[str, str], send: Send) -> None:
         if self.options.stateless:
             await _respond(send, 405, b"", extra=[(b"allow", b"POST")])
             return
-        headers = _headers(scope)
         live = self._session(headers)
         await self._end(live.transport.session_id)
         await _respond(send, 200, b"")

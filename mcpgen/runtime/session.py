@@ -147,6 +147,11 @@ class Session:
         except FrameError as exc:
             self._spawn(self._send(error_frame(exc.code, exc.message, exc.id), related=exc.id, final=True))
             return
+        self.on_envelope(env)
+
+    def on_envelope(self, env: Envelope) -> None:
+        """Dispatch an already decoded frame (a transport that had to look inside it, such
+        as HTTP routing by request id, hands it over without a second decode)."""
         if env.method is not UNSET:
             if env.id is UNSET:
                 self._on_notification(env)
