@@ -25,8 +25,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BIN = HERE / "node_modules" / ".bin"
-# Client scenarios mcpgen's example client implements (the OAuth ones are not built yet).
-CLIENT_SCENARIOS = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
+# Client scenarios mcpgen's example client implements: all 26 of the suite.
+CLIENT_SCENARIOS = [
+    "initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+    "auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+    "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+    "auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/cross-app-access-complete-flow",
+]  # fmt: skip
 
 
 def ensure_harness() -> None:

@@ -213,7 +213,6 @@ MATCHES = [
     ("page{#section}", "page", {}),
     ("page{#section}", "page#a/b?c", {"section": "a/b?c"}),
     ("page{#section}", "page#a#b", {"section": "a#b"}),  # reserved expansion keeps '#'
-
     ("{#x,hello,y}", "#1024,Hello%20World!,768", {"x": "1024", "hello": "Hello World!", "y": "768"}),
     ("{#list*}", "#red,green,blue", {"list": ["red", "green", "blue"]}),
     # label

@@ -103,12 +103,13 @@ def _leaves(model: Model, expr: TypeExpr) -> list[Leaf]:
     if isinstance(expr, ListOf):
         return [Leaf(expr, "array")]
     if isinstance(expr, Const):
-        return [Leaf(Const((v,)), _value_kind(v)) for v in expr.values]
+        return [Leaf(Const((v,)), value_kind(v)) for v in expr.values]
     assert isinstance(expr, Prim)
     return [Leaf(expr, _PRIM_KIND[expr.name])]
 
 
-def _value_kind(value: Any) -> JsonKind:
+def value_kind(value: Any) -> JsonKind:
+    """The JSON kind of a scalar (bool before int: True is an int in Python)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -336,7 +337,7 @@ class _RuleFinder:
         if isinstance(target, Const):
             return value in target.values
         if isinstance(target, Prim):
-            kind, got = _PRIM_KIND[target.name], _value_kind(value)
+            kind, got = _PRIM_KIND[target.name], value_kind(value)
             return kind in ("any", got) or (kind == "number" and got == "integer")
         if isinstance(target, (UnionOf, UnionDef)):
             return any(self.admits(m, value) for m in target.members)

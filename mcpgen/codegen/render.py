@@ -16,7 +16,6 @@ import jinja2
 
 from mcpgen import __version__
 from mcpgen.codegen import naming
-from mcpgen.codegen.discriminate import leaves_of
 from mcpgen.codegen.ir import (
     AliasDef,
     Check,
@@ -221,7 +220,6 @@ def _environment(model: Model) -> jinja2.Environment:
     )
     env.filters.update(
         py_type=py_type,
-        runtime_type=lambda e: runtime_type(model, e),
         variant_class=lambda e: variant_class(model, e),
         literal=py_literal,
         docstring=docstring,
@@ -285,11 +283,6 @@ def _meta_args(p: Prim) -> str:
         ("min_length", p.min_length), ("max_length", p.max_length), ("pattern", p.pattern),
     ]  # fmt: skip
     return ", ".join(f"{k}={py_literal(v)}" for k, v in pairs if v is not None)
-
-
-def runtime_type(model: Model, expr: TypeExpr) -> str:
-    """A type expression usable at run time as ``msgspec.convert``'s target."""
-    return py_type(expr)
 
 
 def variant_class(model: Model, expr: TypeExpr) -> str:
@@ -445,4 +438,4 @@ def call_params(model: Model, method: Method) -> str:
     return f"{struct.name}({', '.join(f'{n}={n}' for n in names)})"
 
 
-__all__ = ["render_package", "write_package", "leaves_of", "FormatError"]
+__all__ = ["render_package", "write_package", "FormatError"]

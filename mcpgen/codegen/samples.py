@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from mcpgen.codegen.discriminate import value_kind
 from mcpgen.codegen.ir import (
     AliasDef,
     Const,
@@ -148,7 +149,7 @@ class SampleMaker:
         if isinstance(expr, DictOf):
             return {"object"}
         if isinstance(expr, Const):
-            return {_kind_of(v) for v in expr.values}
+            return {value_kind(v) for v in expr.values}
         return {{"str": "string", "int": "integer", "float": "number", "bool": "boolean",
                  "None": "null", "Any": "any"}[expr.name]}  # fmt: skip
 
@@ -161,15 +162,3 @@ class SampleMaker:
             if t.ge is not None:
                 return t.ge - 1
         return None
-
-
-def _kind_of(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "null" if value is None else "any"
