@@ -435,6 +435,9 @@ class Server(ServerHandlers):
         if isinstance(value, CallToolResult):
             return value
         if entry.signature.output_schema is None:
+            if isinstance(value, dict):  # structured data without a declared schema
+                return CallToolResult(content=[TextContent(text=msgspec.json.encode(value).decode())],
+                                      structured_content=msgspec.to_builtins(value))  # fmt: skip
             return CallToolResult(content=to_content(value))
         try:
             if entry.returns is not None:
