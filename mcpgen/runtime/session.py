@@ -10,11 +10,12 @@ gates each; :class:`ServerSession` and :class:`ClientSession` add the side's han
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -55,7 +56,7 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] |
 _EMPTY = b"{}"
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestContext:
     """What a handler may want to know about the request it is serving."""
 
@@ -65,14 +66,16 @@ class RequestContext:
     meta: dict[str, Any] | UnsetType
     progress_token: str | int | None = None
     last_progress: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 current_request: ContextVar[RequestContext | None] = ContextVar("mcpgen_request", default=None)
 
 
-def _runtime_class(result_type: Any) -> Any:
-    """What isinstance can check a handler's return value against."""
+@functools.cache
+def _runtime_class(spec: MethodSpec) -> Any:
+    """What isinstance can check a handler's return value against (``dict`` for
+    ``dict[str, Any]`` results)."""
+    result_type = spec.result_type
     return getattr(result_type, "__origin__", result_type) if result_type is not None else None
 
 
@@ -224,9 +227,12 @@ class Session:
         current_request.set(ctx)
         frame: bytes | None = None
         try:
-            async with asyncio.timeout(self.handler_timeout):
+            if self.handler_timeout is None:
                 result = await self.call_handler(spec, params)
-            expected = _runtime_class(spec.result_type)
+            else:
+                async with asyncio.timeout(self.handler_timeout):
+                    result = await self.call_handler(spec, params)
+            expected = _runtime_class(spec)
             if expected is not None and not isinstance(result, expected):
                 log.error("mcpgen: %s handler returned %s, not %s", spec.method, type(result).__name__,
                           getattr(expected, "__name__", expected))  # fmt: skip
