@@ -20,7 +20,8 @@ matches each response to its request id and resolves that request's future). Aft
    change in machine load hits them alike;
 2. cold start: wall time from spawning the interpreter to receiving the ``initialize``
    response, best and median of 5 spawns (after one untimed spawn that warms the caches;
-   the servers take turns);
+   the servers take turns). The servers cache bytecode in a private temporary directory
+   (``PYTHONPYCACHEPREFIX``), so that stale ``.pyc`` files penalize none of them;
 3. memory: the server process's RSS (``VmRSS`` in ``/proc/<pid>/status``) after the
    initialize handshake and after all the calls above (warm-up included: 26,000 calls, of
    which 21,000 with 64 in flight), and its peak (``VmHWM``).
@@ -47,6 +48,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -140,11 +142,12 @@ class RawClient:
 
     @classmethod
     async def spawn(cls, name: str, script: Path, env: dict[str, str] | None = None) -> RawClient:
+        """Start ``script`` with this interpreter; ``env`` is its whole environment."""
         spawned_at = time.perf_counter()
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(script),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, **(env or {})},
+            env=env,
         )  # fmt: skip
         return cls(name, process, spawned_at)
 
@@ -398,9 +401,9 @@ class ServerResult:
         return next((p for p in self.phases if p["in_flight"] == in_flight), {})
 
 
-async def start_session(name: str, result: ServerResult) -> RawClient | None:
+async def start_session(name: str, env: dict[str, str], result: ServerResult) -> RawClient | None:
     """Spawn and initialize a server; None (and an error recorded) if that fails."""
-    client = await RawClient.spawn(name, SERVERS[name])
+    client = await RawClient.spawn(name, SERVERS[name], env)
     try:
         await asyncio.wait_for(client.initialize(), HANDSHAKE_TIMEOUT)
         result.idle_rss_kib = client.memory_kib().get("VmRSS")
@@ -418,13 +421,13 @@ async def end_session(client: RawClient, result: ServerResult) -> None:
 
 
 async def throughput(
-    counts: dict[str, int], results: dict[str, ServerResult], progress: Callable[[str], None]
+    counts: dict[str, int], env: dict[str, str], results: dict[str, ServerResult], progress: Callable[[str], None]
 ) -> None:
     """Both throughput phases on all servers at once, taking turns in ``ROUNDS`` slices, then RSS."""
     clients: dict[str, RawClient] = {}
     try:
         for name in SERVERS:
-            client = await start_session(name, results[name])
+            client = await start_session(name, env, results[name])
             if client is not None:
                 clients[name] = client
         for name, client in clients.items():
@@ -450,9 +453,9 @@ async def throughput(
             await end_session(client, results[name])
 
 
-async def cold_start(name: str) -> float:
+async def cold_start(name: str, env: dict[str, str]) -> float:
     """Seconds from spawning the server to reading its ``initialize`` response."""
-    client = await RawClient.spawn(name, SERVERS[name])
+    client = await RawClient.spawn(name, SERVERS[name], env)
     try:
         await asyncio.wait_for(client.initialize(), HANDSHAKE_TIMEOUT)
         elapsed = time.perf_counter() - client.spawned_at
@@ -463,14 +466,29 @@ async def cold_start(name: str) -> float:
     return elapsed
 
 
-async def measure(counts: dict[str, int], progress: Callable[[str], None]) -> dict[str, ServerResult]:
+def server_environment(pycache: str) -> dict[str, str]:
+    """The servers' environment: ours, with bytecode cached under ``pycache``.
+
+    A private cache, written by the first spawn of each server, puts every server on the
+    same footing for cold start: none pays for compiling modules whose ``.pyc`` files are
+    stale or missing (for instance with ``PYTHONDONTWRITEBYTECODE`` set while the sources
+    are being edited), and nothing is written next to the sources.
+    """
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = pycache
+    return env
+
+
+async def measure(
+    counts: dict[str, int], env: dict[str, str], progress: Callable[[str], None]
+) -> dict[str, ServerResult]:
     results = {name: ServerResult(name) for name in SERVERS}
-    await throughput(counts, results, progress)
+    await throughput(counts, env, results, progress)
     progress(f"cold start: 1 untimed + {COLD_STARTS} timed spawns per server, taking turns")
     for round_ in range(COLD_STARTS + 1):
         for name in SERVERS:
             try:
-                seconds = await cold_start(name)
+                seconds = await cold_start(name, env)
             except (CallFailed, asyncio.TimeoutError, OSError) as exc:
                 results[name].errors.append(f"cold start: {describe(exc)}")
                 continue
@@ -598,17 +616,20 @@ def main() -> int:
         "python": platform.python_version(),
         **{name: version(name) for name in ("mcpgen", "mcp", "mcp-types", "msgspec", "pydantic", "anyio")},
     }
-    print(", ".join(f"{k} {v}" for k, v in versions.items()) + f"; {os.cpu_count()} CPUs")
+    print(", ".join(f"{k} {v}" for k, v in versions.items()))
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start (other processes skew timings)")
     print(
         f"per server: warm-up {counts['warmup']:,} calls ({WINDOW} in flight), then {counts['sequential']:,}"
         f" calls 1 in flight, then {counts['pipelined']:,} calls {WINDOW} in flight; protocol {PROTOCOL_VERSION}\n"
     )
     started = time.perf_counter()
-    results = asyncio.run(measure(counts, lambda text: print(f"... {text}", file=sys.stderr, flush=True)))
+    with tempfile.TemporaryDirectory(prefix="bench-stdio-pycache-") as pycache:
+        env = server_environment(pycache)
+        results = asyncio.run(measure(counts, env, lambda text: print(f"... {text}", file=sys.stderr, flush=True)))
     print(table(results))
     print()
     print(error_report(results))
-    print(f"\ntotal time {time.perf_counter() - started:.1f} s")
+    print(f"\ntotal time {time.perf_counter() - started:.1f} s, load average {os.getloadavg()[0]:.2f} at the end")
 
     if args.json is not None:
         report = {

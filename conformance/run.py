@@ -76,9 +76,10 @@ def wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 20) ->
 def scenario_results(out: Path) -> dict[str, tuple[int, int, int]]:
     """scenario -> (passed, failed, warnings) checks, from the harness's checks.json files."""
     results: dict[str, tuple[int, int, int]] = {}
-    for checks_file in sorted(out.glob("*/checks.json")):
-        # Folder names are "server-<scenario>-<timestamp>" or "<scenario>-<timestamp>".
-        name = re.sub(r"-\d{4}-\d\d-\d\dT.*$", "", checks_file.parent.name).removeprefix("server-")
+    for checks_file in sorted(out.glob("**/checks.json")):
+        # Folders: "server-<scenario>-<time>", "<scenario>-<time>", or "auth/<name>-<time>".
+        folder = checks_file.parent.relative_to(out).as_posix()
+        name = re.sub(r"-\d{4}-\d\d-\d\dT.*$", "", folder).removeprefix("server-")
         statuses = [c.get("status") for c in json.loads(checks_file.read_text())]
         results[name] = (statuses.count("SUCCESS"), statuses.count("FAILURE"), statuses.count("WARNING"))
     return results

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcpgen.runtime.client import Client
     from mcpgen.runtime.context import Context
+    from mcpgen.runtime.auth import OAuthClient
     from mcpgen.runtime.errors import McpError, ResourceNotFound
     from mcpgen.runtime.server import Server, ToolError
 
@@ -16,6 +17,7 @@ _LAZY = {
     "Client": "mcpgen.runtime.client",
     "Context": "mcpgen.runtime.context",
     "McpError": "mcpgen.runtime.errors",
+    "OAuthClient": "mcpgen.runtime.auth",
     "ResourceNotFound": "mcpgen.runtime.errors",
 }
 
@@ -30,4 +32,4 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["Client", "Context", "McpError", "ResourceNotFound", "Server", "ToolError", "__version__"]
+__all__ = ["Client", "Context", "McpError", "OAuthClient", "ResourceNotFound", "Server", "ToolError", "__version__"]

@@ -54,6 +54,8 @@ from mcpgen.runtime.session import ProgressCallback
 from mcpgen.runtime.transport import Transport, memory_pair
 
 if TYPE_CHECKING:
+    import httpx
+
     from mcpgen.runtime.server import Server
 
 log = logging.getLogger("mcpgen")
@@ -173,11 +175,12 @@ class Client:
         url: str,
         *,
         headers: dict[str, str] | None = None,
-        auth: Any = None,
+        auth: httpx.Auth | None = None,
         standalone_stream: bool = True,
         **options: Any,
     ) -> Client:
-        """A client for a server at a Streamable HTTP endpoint (``http://host/mcp``)."""
+        """A client for a server at a Streamable HTTP endpoint (``http://host/mcp``);
+        ``auth=OAuthClient(...)`` authorizes with OAuth 2.1 when the server asks."""
 
         async def connect() -> Transport:
             from mcpgen.runtime.http_client import HttpTransport

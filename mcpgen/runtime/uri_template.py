@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Union
 from urllib.parse import quote, unquote
 
@@ -226,12 +226,16 @@ class _Cap:
     lead: str = ""  # regex (a lookahead) that the run must start with
     avoid: str | None = None  # text the value cannot contain; "" means always empty
     not_first: frozenset[str] = frozenset()  # characters a non-empty value cannot start with
+    narrowed: _Cap | None = None  # stricter version to match instead (see `_narrow`)
+    only_if: str | None = None  # ...but only when this earlier, optional group took part
 
     def atom_firsts(self) -> frozenset[str]:
         """Characters that can start one more step of the run."""
         return self.chars | self.token_firsts | {"%"}
 
     def first(self) -> frozenset[str]:
+        if self.narrowed is not None and self.only_if is None:
+            return self.narrowed.first()
         if self.avoid == "":
             return frozenset()
         return self.atom_firsts() - self.not_first
@@ -293,15 +297,23 @@ def _emit(node: _Node, follow: frozenset[str]) -> str:
         return f"(?:{_emit_seq(node.body, follow)})?"
     if isinstance(node, _Alt):
         return "(?:" + "|".join(_emit_seq(b, follow) for b in node.branches) + ")"
-    if node.avoid == "":
-        return f"(?P<{node.group}>)"
-    atom = "(?:" + "|".join([_char_class(node.chars), _PCT, *node.tokens]) + ")"
-    if node.avoid:
-        atom = f"(?:(?!{re.escape(node.avoid)}){atom})"
-    run = node.lead + atom + ("*" if node.atom_firsts() & follow else "*+")
-    if node.not_first:
-        run = f"(?:(?!{_char_class(node.not_first)}){run})?"
-    return f"(?P<{node.group}>{run})"
+    body = _run(node, follow)
+    if node.narrowed is not None:
+        strict = _run(node.narrowed, follow)
+        body = f"(?({node.only_if}){strict}|{body})" if node.only_if else strict
+    return f"(?P<{node.group}>{body})"
+
+
+def _run(cap: _Cap, follow: frozenset[str]) -> str:
+    if cap.avoid == "":
+        return ""
+    atom = "(?:" + "|".join([_char_class(cap.chars), _PCT, *cap.tokens]) + ")"
+    if cap.avoid:
+        atom = f"(?:(?!{re.escape(cap.avoid)}){atom})"
+    run = cap.lead + atom + ("*" if cap.atom_firsts() & follow else "*+")
+    if cap.not_first:
+        run = f"(?:(?!{_char_class(cap.not_first)}){run})?"
+    return run
 
 
 _RANGES = [(r, frozenset(chr(c) for c in range(ord(r[0]), ord(r[2]) + 1))) for r in ("A-Z", "a-z", "0-9")]
@@ -314,26 +326,38 @@ def _char_class(chars: frozenset[str]) -> str:
     return "[" + "".join(ranges) + "".join(re.escape(c) for c in sorted(chars - covered)) + "]"
 
 
-def _narrow(before: _Cap, between: str, after: _Cap) -> None:
+def _narrow(before: _Cap, optional: bool, between: str, after: _Cap) -> None:
     """Tell ``after`` what greedy matching already rules out, so it stops rescanning text.
 
-    ``before`` is a variable that takes as much as it can, ``between`` the
-    literal text between the two.  Without this, ``after`` rescans the same
-    text once per position ``before`` backtracks to: quadratic for
-    ``{name}.{ext}`` or ``{a}{+b}x`` on hostile input.
+    ``before`` is a variable that takes as much as it can (inside an optional
+    group if ``optional``), ``between`` the literal text between the two.
+    Without this, ``after`` rescans the same text once per position ``before``
+    backtracks to: quadratic for ``{name}.{ext}`` or ``{a}{+b}x`` on hostile input.
     """
-    if before.tokens or after.tokens or before.avoid is not None or after.avoid is not None:
+    if before.tokens or after.tokens or before.avoid is not None or before.not_first or after.avoid is not None:
         return
+    if before.narrowed is not None:
+        # A chain such as {a}.{b}.{c}: only the same one-character separator
+        # carries over (a '.' in c would shift every value one place left).
+        stricter = before.narrowed
+        if len(between) != 1 or stricter.avoid is not None or stricter.chars != before.chars - {between}:
+            return
+    strict = replace(after)
     if after.chars <= before.chars and set(between) <= before.chars:
         # `before` could also swallow `between` plus anything up to it, so a
         # match where `after` contains `between` is never the one chosen.
         if len(between) == 1:
-            after.chars = after.chars - {between}
+            strict.chars = after.chars - {between}
         else:
-            after.avoid = between  # "" = always empty
-    elif not between:
+            strict.avoid = between  # "" = always empty
+    elif not between and before.narrowed is None:
         # Adjacent: `before` would rather take the first character of `after`.
-        after.not_first = before.chars | {"%"}
+        strict.not_first = before.chars | {"%"}
+    else:
+        return
+    after.narrowed = strict
+    # When `before` did not match at all, none of this applies.
+    after.only_if = before.group if optional else None
 
 
 @dataclass(frozen=True)
@@ -413,8 +437,8 @@ class _Compiler:
         )
         return [cap]
 
-    def expression(self, expr: _Expression) -> tuple[list[_Node], tuple[str, _Cap] | None, _Cap | None]:
-        """Nodes for one expression, plus its (prefix, first capture) and its sole capture, for `_narrow`."""
+    def expression(self, expr: _Expression) -> tuple[list[_Node], tuple[str, _Cap] | None, tuple[_Cap, bool] | None]:
+        """Nodes, plus for `_narrow`: (prefix, first capture) and (sole capture, is it optional)."""
         op = _OPS[expr.op]
         specs = expr.specs
         many = len(specs) > 1
@@ -428,21 +452,22 @@ class _Compiler:
                 return [_Opt([_Alt(branches)])], None, None
             return [_Opt(self.named_item(op, spec, op.sep)) for spec in specs], None, None
         caps = [self.item(op, spec, many) for spec in specs]
+        head = (op.first, caps[0])
+        tail = None if many else (caps[0], bool(op.first))  # "#", "." and "/" are optional
         if op.first == op.sep:  # "." and "/": every variable carries its own prefix
-            return [_Opt([op.sep, cap]) for cap in caps], (op.first, caps[0]), None
+            return [_Opt([op.sep, cap]) for cap in caps], head, tail
         # "", "+", "#": positional, comma-separated; trailing variables may be missing.
         nodes: list[_Node] = [caps[0]]
         nodes += [_Opt([op.sep, cap]) for cap in caps[1:]]
-        head = (op.first, caps[0])
         if op.first:  # "#": the whole thing is absent when every variable is
-            return [_Opt([op.first, *nodes])], head, None
-        return nodes, head, None if many else caps[0]
+            return [_Opt([op.first, *nodes])], head, tail
+        return nodes, head, tail
 
 
 def _compile(parts: list[str | _Expression]) -> tuple[re.Pattern[str], list[tuple[str, _Slot]]]:
     compiler = _Compiler()
     nodes: list[_Node] = []
-    tail: _Cap | None = None  # sole capture of the latest expression, if it is not optional
+    tail: tuple[_Cap, bool] | None = None  # sole capture of the latest expression
     between = ""  # literal text since then
     for part in parts:
         if isinstance(part, str):
@@ -452,7 +477,7 @@ def _compile(parts: list[str | _Expression]) -> tuple[re.Pattern[str], list[tupl
             continue
         expr_nodes, head, new_tail = compiler.expression(part)
         if tail is not None and head is not None:
-            _narrow(tail, between + head[0], head[1])
+            _narrow(tail[0], tail[1], between + head[0], head[1])
         nodes += expr_nodes
         tail, between = new_tail, ""
     regex = re.compile(_emit_seq(nodes, frozenset()))
