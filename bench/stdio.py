@@ -36,7 +36,9 @@ Run from the repository root with the project's venv active (Linux, for ``/proc`
     python bench/stdio.py --quick             # every count divided by 10
     python bench/stdio.py --json stdio.json   # also write the numbers as JSON
 
-Set ``MCPGEN_BENCH_PROFILE=PATH`` to make the mcpgen server write a cProfile dump there.
+To profile the mcpgen server, set ``MCPGEN_BENCH_PROFILE=/tmp/mcpgen-{pid}.prof``: every
+mcpgen spawn writes a cProfile dump there (see ``bench/servers/mcpgen_echo.py``); the
+largest one is the throughput session's.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ ROUNDS = 5  # each phase is cut in slices; the servers take turns, so drift hits
 READ_CHUNK = 1 << 16
 STDERR_LINES_KEPT = 20
 MAX_ERRORS_SHOWN = 5
-HANDSHAKE_TIMEOUT = 10.0  # seconds for spawn + initialize
+HANDSHAKE_TIMEOUT = 30.0  # seconds for spawn + initialize (the SDK takes seconds on a busy machine)
 PHASE_TIMEOUT = 180.0  # seconds for one measured phase
 # Targets mcpgen is judged on: advantage over the SDK (see ``advantage`` for the direction).
 TARGETS = {"seq_rps": 4.0, "win_rps": 30.0, "cold_median_ms": 4.0, "rss_mib": 2.0}

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import atheris  # noqa: E402  (pip install atheris)
+import atheris  # type: ignore[import-untyped]  # noqa: E402  (pip install atheris)
 
 with atheris.instrument_imports(include=["mcpgen"]):
     import mcpgen.runtime.context  # noqa: F401
@@ -41,6 +41,8 @@ with atheris.instrument_imports(include=["mcpgen"]):
     import mcpgen.runtime.session  # noqa: F401
     import mcpgen.runtime.signature  # noqa: F401
     import mcpgen.runtime.uri_template  # noqa: F401
+
+from msgspec import UNSET  # noqa: E402
 
 from mcpgen.runtime.framing import Envelope, FrameError, decode_envelope  # noqa: E402
 from tests import fuzzing  # noqa: E402
@@ -66,14 +68,14 @@ def check_decoder(data: bytes) -> None:
         envelope = decode_envelope(data)
     except FrameError as exc:
         assert exc.code in (fuzzing.PARSE_ERROR, fuzzing.INVALID_REQUEST), exc.code
-        assert exc.id is fuzzing.UNSET or fuzzing.valid_id(exc.id), exc.id
+        assert exc.id is UNSET or fuzzing.valid_id(exc.id), exc.id
         return
     except UnicodeDecodeError:
         if STRICT:
             raise
         return  # known: unicode-decode-error-escapes
     assert isinstance(envelope, Envelope)
-    assert envelope.id is fuzzing.UNSET or fuzzing.valid_id(envelope.id), envelope.id
+    assert envelope.id is UNSET or fuzzing.valid_id(envelope.id), envelope.id
     assert envelope.jsonrpc == "2.0"
 
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 from msgspec import UNSET
 
 from mcpgen.runtime.server_session import ServerSession
@@ -385,14 +385,9 @@ def nesting_depth(frame: bytes) -> int:
     return max(itertools.accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
-def _has_surrogate(value: JsonValue) -> bool:
-    if isinstance(value, str):
-        return any(0xD800 <= ord(c) <= 0xDFFF for c in value)
-    if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    return False
+# Escapes of UTF-16 surrogates, in the text (a duplicate key may drop them from the value).
+_SURROGATE_PAIR = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def expect(frame: bytes) -> Expectation:
@@ -410,7 +405,7 @@ def expect(frame: bytes) -> Expectation:
     except ValueError as exc:
         return parse_error(f"json.loads: {exc}"[:120])
     expectation = _classify(message, odd)
-    if _has_surrogate(message):
+    if _LONE_SURROGATE.search(_SURROGATE_PAIR.sub("", text)):
         # "\ud800" is grammatical JSON but no Unicode text: refusing it is fine too.
         expectation = expectation.alternatively(_error(PARSE_ERROR, NO_ID, "lone surrogate escape"))
     if depth > DEEP:
@@ -523,6 +518,9 @@ def _request(message: dict[str, Any], method: str, rid: Any, odd: _Oddities) -> 
     return Expectation("request", (option,), method, rid, True, long_running, message)
 
 
+_DISPATCHED: Final = frozenset({"request", "refused", "method-not-found", "invalid-params"})
+
+
 def expect_batch(frames: Sequence[bytes]) -> list[Expectation]:
     """Expectations for frames fed back to back, before any handler runs: a request
     whose id is that of an earlier request still in flight is refused (-32600)."""
@@ -531,7 +529,8 @@ def expect_batch(frames: Sequence[bytes]) -> list[Expectation]:
     for frame in frames:
         expectation = expect(frame)
         rid = expectation.id
-        if expectation.category == "request" or (expectation.starts is None and rid is not NO_ID):
+        # The id check comes first: any request-shaped frame reusing an id in flight is refused.
+        if expectation.category in _DISPATCHED or (expectation.starts is None and rid is not NO_ID):
             before = started.get((type(rid), rid), False)
             duplicate = _error(INVALID_REQUEST, rid, f"id {rid!r} is already in flight")
             if before is True:
@@ -1344,14 +1343,15 @@ class FrameFactory:
 
     def random_envelope(self) -> bytes:
         message: dict[str, Any] = {}
-        for key, make in (
+        makers: list[tuple[str, Callable[[], JsonValue]]] = [
             ("jsonrpc", lambda: "2.0" if self.rng.random() < 0.8 else self.json_value()),
             ("id", lambda: self.rng.choice((1, "a", 2**40)) if self.rng.random() < 0.7 else self.json_value()),
             ("method", lambda: self.rng.choice(METHODS) if self.rng.random() < 0.8 else self.json_value()),
             ("params", lambda: self.json_value()),
             ("result", lambda: self.json_value()),
             ("error", lambda: self.json_value()),
-        ):
+        ]
+        for key, make in makers:
             if self.rng.random() < (0.8 if key in ("jsonrpc", "id", "method") else 0.15):
                 message[key] = make()
         return frame_of(message)

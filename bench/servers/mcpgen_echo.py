@@ -3,7 +3,8 @@
 Run: python bench/servers/mcpgen_echo.py
 
 Set ``MCPGEN_BENCH_PROFILE=PATH`` to run the server under cProfile and write the stats
-to PATH when the client closes stdin (read them with ``python -m pstats PATH``).
+to PATH when the client closes stdin (read them with ``python -m pstats PATH``). A
+``{pid}`` in PATH becomes the process id, so that each spawn keeps its own dump.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def main() -> None:
         server.run()
     finally:
         profiler.disable()
-        profiler.dump_stats(profile_path)
+        profiler.dump_stats(profile_path.replace("{pid}", str(os.getpid())))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ the method (or the pending request) says which generated type they decode into."
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 import msgspec
@@ -68,6 +69,10 @@ class FrameTooLarge(Exception):
         self.limit = limit
 
 
+class FrameDropped(Exception):
+    """A frame that gets no answer (a response we cannot read); the session logs it."""
+
+
 class FrameError(Exception):
     """An incoming frame that must be answered with a JSON-RPC error."""
 
@@ -80,7 +85,19 @@ class FrameError(Exception):
 
 def valid_id(value: Any) -> bool:
     # bool is an int subclass in Python, but JSON true/false are not ids.
-    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+    if isinstance(value, str):
+        return value.isascii() or _encodable(value)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _encodable(text: str) -> bool:
+    """False for a string holding a lone surrogate (JSON allows the escape; UTF-8 does not,
+    so it could never be echoed back)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def decode_envelope(data: bytes | bytearray | memoryview | str) -> Envelope:
@@ -89,11 +106,10 @@ def decode_envelope(data: bytes | bytearray | memoryview | str) -> Envelope:
         env = _envelope.decode(data)
     except RecursionError:
         raise FrameError(INVALID_REQUEST, "Invalid Request: nested too deeply") from None
-    except msgspec.ValidationError:
-        # Valid JSON, but not an object: a batch array or a bare scalar.
-        raise FrameError(INVALID_REQUEST, "Invalid Request: expected one JSON-RPC object") from None
-    except msgspec.DecodeError:
-        raise FrameError(PARSE_ERROR, "Parse error: invalid JSON") from None
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise _failure(data, exc) from None
+    if env.id is None and env.method is UNSET and env.error is not UNSET:
+        env.id = UNSET  # an error answering something the peer could not read (JSON-RPC: id null)
     rid = env.id if valid_id(env.id) else UNSET
     if env.jsonrpc != "2.0":
         raise FrameError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', rid)
@@ -112,6 +128,31 @@ def decode_envelope(data: bytes | bytearray | memoryview | str) -> Envelope:
     if (env.result is UNSET) == (env.error is UNSET):
         raise FrameError(INVALID_REQUEST, "Invalid Request: a response has exactly one of result, error", rid)
     return env
+
+
+def _failure(data: bytes | bytearray | memoryview | str, exc: Exception) -> Exception:
+    """Why a frame msgspec could not decode is bad, found with the (slower, stricter
+    about nothing) standard parser; only failing frames take this path.
+
+    msgspec stops at the first thing it dislikes, which may come before a syntax error
+    (``[`` is "expected an object") or be JSON it cannot represent (``1e400``)."""
+    try:
+        doc = json.loads(bytes(data) if not isinstance(data, str) else data, parse_constant=_not_json)
+        json.dumps(doc, ensure_ascii=False).encode()  # lone surrogate escapes are not text
+    except (ValueError, RecursionError):
+        return FrameError(PARSE_ERROR, "Parse error: invalid JSON")
+    if not isinstance(doc, dict):
+        return FrameError(INVALID_REQUEST, "Invalid Request: expected one JSON-RPC object")
+    raw_id: Any = doc.get("id")
+    rid: RequestId | UnsetType = raw_id if valid_id(raw_id) else UNSET
+    answerable = rid is not UNSET or (raw_id is None and "error" in doc)
+    if "method" not in doc and ("result" in doc or "error" in doc) and doc.get("jsonrpc") == "2.0" and answerable:
+        return FrameDropped(f"an unreadable response: {exc}")  # never answer a response
+    return FrameError(INVALID_REQUEST, f"Invalid Request: {exc}", rid)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # Python's parser would accept NaN and Infinity
 
 
 def error_frame(code: int, message: str, id: RequestId | UnsetType = UNSET, data: Any = UNSET) -> bytes:

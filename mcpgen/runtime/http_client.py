@@ -18,8 +18,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from mcpgen.runtime import sse
-from mcpgen.runtime.errors import ConnectionClosed, McpError
-from mcpgen.runtime.framing import RequestId
+from mcpgen.runtime.errors import INTERNAL_ERROR, ConnectionClosed, McpError
+from mcpgen.runtime.framing import RequestId, error_frame
 
 log = logging.getLogger("mcpgen")
 _ACCEPT = "application/json, text/event-stream"
@@ -60,6 +60,7 @@ class HttpTransport:
         )
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._requests: dict[Any, asyncio.Task[None]] = {}  # request id -> the task reading its reply
         self._closed = False
 
     # ------------------------------------------------------------ Transport
@@ -71,19 +72,44 @@ class HttpTransport:
         if self._closed:
             raise ConnectionClosed("the HTTP transport is closed")
         probe = _probe.decode(frame)
-        awaiting = probe.id if probe.method is not UNSET and probe.id is not UNSET else UNSET
         request = self._client.build_request(
             "POST", self.url, content=frame, headers={**self._headers(), "content-type": "application/json"}
         )
+        if probe.method is UNSET or probe.id is UNSET or probe.method == "initialize":
+            # A notification or a response (202 expected), or the handshake (whose reply
+            # carries the session id): wait for it here, so failures raise to the sender.
+            await self._post(request, probe.id if probe.method == "initialize" else UNSET, probe.method)
+            return
+        # A request: its reply (JSON or a stream) arrives in the background, so the
+        # session's per-call timeout and cancellation keep working while it is awaited.
+        task = asyncio.ensure_future(self._post_request(request, probe.id, probe.method))
+        self._requests[probe.id] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self._requests.pop(probe.id, None))
+
+    async def _post(self, request: httpx.Request, awaiting: Any, method: Any) -> None:
         try:
             response = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise ConnectionClosed(f"POST {self.url} failed: {exc}") from exc
         try:
-            await self._handle_post_response(response, awaiting, probe.method)
+            await self._handle_post_response(response, awaiting, method)
         except BaseException:
             await response.aclose()
             raise
+
+    async def _post_request(self, request: httpx.Request, request_id: Any, method: Any) -> None:
+        try:
+            await self._post(request, request_id, method)
+        except (ConnectionClosed, McpError) as exc:
+            self._fail(request_id, str(exc))
+
+    def forget(self, request_id: Any) -> None:
+        """The session gave up on a request (timeout, cancellation): stop reading its reply."""
+        task = self._requests.pop(request_id, None)
+        if task is not None:
+            task.cancel()
 
     async def _handle_post_response(self, response: httpx.Response, awaiting: Any, method: Any) -> None:
         session_id = response.headers.get("mcp-session-id")
@@ -114,23 +140,35 @@ class HttpTransport:
         return headers
 
     async def _read_stream(self, response: httpx.Response, awaiting: Any) -> None:
-        """Deliver a POST's SSE events; resume with GET if it drops before the response."""
+        """Deliver a POST's SSE events; resume with GET if it stops before the response.
+
+        A stream the server ended on purpose is resumed after its ``retry`` delay; one that
+        broke is retried at once. When it cannot be resumed, the request fails now rather
+        than at its timeout.
+        """
         parser = sse.Parser()
-        got_response = await self._pump(response, parser, awaiting)
+        status = await self._pump(response, parser, awaiting)
         resumes = 0
-        while not got_response and awaiting is not UNSET and not self._closed:
+        while status != "response" and awaiting is not UNSET and not self._closed:
             if parser.last_id is None or resumes >= _MAX_RESUMES:
-                log.warning("mcpgen: a response stream ended without the response and cannot be resumed")
+                self._fail(awaiting, "the response stream ended before the response and cannot be resumed")
                 return
             resumes += 1
-            await asyncio.sleep((parser.retry_ms or _DEFAULT_RETRY_MS) / 1000)
+            if status == "ended":
+                await asyncio.sleep((parser.retry_ms or _DEFAULT_RETRY_MS) / 1000)
             resumed = await self._get_stream(parser.last_id)
             if resumed is None:
+                self._fail(awaiting, "the connection to the server was lost before the response")
                 return
-            got_response = await self._pump(resumed, parser, awaiting)
+            status = await self._pump(resumed, parser, awaiting)
 
-    async def _pump(self, response: httpx.Response, parser: sse.Parser, awaiting: Any) -> bool:
-        """Read events into the inbox; True once the awaited response came by."""
+    def _fail(self, request_id: Any, why: str) -> None:
+        """Answer our own pending request with an error, as if the server had."""
+        self._inbox.put_nowait(error_frame(INTERNAL_ERROR, why, request_id))
+
+    async def _pump(self, response: httpx.Response, parser: sse.Parser, awaiting: Any) -> str:
+        """Read events into the inbox: "response" once the awaited response came by,
+        "ended" when the server closed the stream, "broken" when the connection failed."""
         try:
             async for line in response.aiter_lines():
                 found = parser.line(line)
@@ -141,12 +179,13 @@ class HttpTransport:
                 if awaiting is not UNSET:
                     probe = _probe.decode(data)
                     if probe.method is UNSET and probe.id == awaiting:
-                        return True
+                        return "response"
         except (httpx.HTTPError, msgspec.DecodeError) as exc:
-            log.debug("mcpgen: SSE stream dropped: %s", exc)
+            log.debug("mcpgen: SSE stream broke: %s", exc)
+            return "broken"
         finally:
             await response.aclose()
-        return False
+        return "ended"
 
     async def _get_stream(self, last_event_id: str | None) -> httpx.Response | None:
         headers = self._headers()
@@ -178,9 +217,9 @@ class HttpTransport:
         while not self._closed:
             response = await self._get_stream(parser.last_id)
             if response is None:
-                return  # 405: the server offers no standalone stream
-            await self._pump(response, parser, UNSET)
-            await asyncio.sleep((parser.retry_ms or _DEFAULT_RETRY_MS) / 1000)
+                return  # 405 (no standalone stream offered) or the server is gone
+            if await self._pump(response, parser, UNSET) == "ended":
+                await asyncio.sleep((parser.retry_ms or _DEFAULT_RETRY_MS) / 1000)
 
     async def close(self) -> None:
         if self._closed:

@@ -116,6 +116,13 @@ class HttpSessionTransport:
             return
         stream.queue.put_nowait((frame, final))
 
+    def abandon(self, related: RequestId) -> None:
+        """The request was cancelled and gets no response: end the POST waiting for one."""
+        stream = self.streams.pop(related, None)
+        if stream is not None:
+            stream.done = True
+            stream.queue.put_nowait((b"", None))
+
     async def close(self) -> None:
         if not self.closed:
             self.closed = True

@@ -45,6 +45,9 @@ class ServerSession(Session, ServerCalls):
         if spec.method == "initialize":
             if self.state != "new":
                 return INVALID_REQUEST, "Invalid Request: the session is already initialized"
+            # From here on the handshake is under way: a request sent right behind
+            # initialize (before its response) is not refused as "before initialize".
+            self.state = "initializing"
             return None
         if self.state == "new" and spec.method != "ping":
             return INVALID_REQUEST, f"Invalid Request: {spec.method} before initialize"
@@ -62,10 +65,16 @@ class ServerSession(Session, ServerCalls):
         self.protocol_version = negotiate(params.protocol_version)
         self.peer_caps = Declared(params.capabilities)
         self.client_info = params.client_info
-        result: InitializeResult = await self.handlers.initialize(params)
+        known = getattr(self.handlers, "capabilities", None)
+        if callable(known):  # declared up front (the Server API), so racing requests see them
+            self.own_caps = Declared(known())
+        try:
+            result: InitializeResult = await self.handlers.initialize(params)
+        except BaseException:
+            self.state = "new"  # the handshake failed: it may be tried again
+            raise
         result.protocol_version = self.protocol_version
         self.own_caps = Declared(result.capabilities)
-        self.state = "initializing"
         return result
 
     def on_notification(self, spec: MethodSpec, params: Any) -> None:

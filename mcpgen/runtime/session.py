@@ -37,6 +37,7 @@ from mcpgen.runtime.errors import (
 from mcpgen.runtime.framing import (
     Envelope,
     ErrorObject,
+    FrameDropped,
     FrameError,
     FrameTooLarge,
     OutNotification,
@@ -46,6 +47,7 @@ from mcpgen.runtime.framing import (
     decode_envelope,
     encode,
     error_frame,
+    valid_id,
 )
 from mcpgen.runtime.transport import Transport
 
@@ -150,6 +152,9 @@ class Session:
         except FrameError as exc:
             self._spawn(self._send(error_frame(exc.code, exc.message, exc.id), related=exc.id, final=True))
             return
+        except FrameDropped as exc:
+            log.warning("mcpgen: dropped %s", exc)
+            return
         self.on_envelope(env)
 
     def on_envelope(self, env: Envelope) -> None:
@@ -206,11 +211,17 @@ class Session:
         if raw is None and spec.params_required:
             raise McpError(INVALID_PARAMS, f"Invalid params: {spec.method} needs params")
         try:
-            return decoder(spec.params_type).decode(raw if raw is not None else _EMPTY)
+            params = decoder(spec.params_type).decode(raw if raw is not None else _EMPTY)
+            meta = getattr(params, "meta", UNSET)
+            if isinstance(meta, dict) and "progressToken" in meta and not valid_id(meta["progressToken"]):
+                raise McpError(INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string or an integer")
+            return params
         except msgspec.ValidationError as exc:
             raise McpError(INVALID_PARAMS, f"Invalid params: {exc}") from None
         except RecursionError:
             raise McpError(INVALID_PARAMS, "Invalid params: nested too deeply") from None
+        except UnicodeDecodeError:
+            raise McpError(INVALID_PARAMS, "Invalid params: not valid UTF-8") from None
 
     def refuse(self, spec: MethodSpec) -> tuple[int, str] | None:
         """Why an incoming request may not be served now, or None. Sides add their rules."""
@@ -222,7 +233,7 @@ class Session:
 
     async def _serve(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
         meta = getattr(params, "meta", UNSET)
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        token = meta.get("progressToken") if isinstance(meta, dict) else None  # checked when decoded
         ctx = RequestContext(self, rid, spec.method, meta, token)
         current_request.set(ctx)
         frame: bytes | None = None
@@ -241,6 +252,9 @@ class Session:
                 frame = encode(OutResult(id=rid, result=result))
         except asyncio.CancelledError:
             frame = None  # cancelled by the peer (or we are closing): no response
+            abandon = getattr(self.transport, "abandon", None)
+            if abandon is not None:  # e.g. HTTP: end the POST that waits for it
+                abandon(rid)
         except TimeoutError:
             log.error("mcpgen: %s handler timed out after %s s", spec.method, self.handler_timeout)
             frame = error_frame(INTERNAL_ERROR, f"Internal error: no result within {self.handler_timeout:g} s", rid)
@@ -332,7 +346,7 @@ class Session:
             return
         try:
             future.set_result(result_decoder.decode(env.result))  # type: ignore[arg-type]
-        except (msgspec.ValidationError, RecursionError) as exc:
+        except (msgspec.ValidationError, RecursionError, UnicodeDecodeError) as exc:
             future.set_exception(McpError(INVALID_PARAMS, f"Invalid result from peer: {exc}"))
 
     def _reply_error(self, rid: RequestId, code: int, message: str) -> None:
@@ -376,6 +390,9 @@ class Session:
         except (asyncio.CancelledError, RequestTimeout):
             if rid in self._pending and method != "initialize" and self.is_open:
                 self._spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
+            forget = getattr(self.transport, "forget", None)
+            if forget is not None:  # e.g. HTTP: stop reading the reply of this request
+                forget(rid)
             raise
         finally:
             self._pending.pop(rid, None)
