@@ -7,6 +7,7 @@ import asyncio
 import json
 import signal
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
@@ -214,3 +215,26 @@ async def test_sigterm_exits_zero() -> None:
     peer.process.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(peer.process.wait(), 5) == 0
     await peer.close()
+
+
+async def test_redirected_stdin_and_stdout(tmp_path: Path) -> None:
+    """`server < requests.jsonl > replies.jsonl` (files, not pipes) and `< /dev/null` work."""
+    import subprocess
+    import sys
+
+    from tests.wire import DEMO
+
+    requests = tmp_path / "in.jsonl"
+    requests.write_text("\n".join(json.dumps(m) for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "f", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "file"}}},
+    ]) + "\n")  # fmt: skip
+    replies = tmp_path / "out.jsonl"
+    with requests.open("rb") as stdin, replies.open("wb") as stdout:
+        assert subprocess.run([sys.executable, str(DEMO)], stdin=stdin, stdout=stdout, timeout=20).returncode == 0
+    answers = [json.loads(line) for line in replies.read_text().splitlines()]
+    assert answers[1] == {"id": 2, "result": {"content": [{"type": "text", "text": "file"}]}, "jsonrpc": "2.0"}
+    with open("/dev/null", "rb") as nothing:
+        assert subprocess.run([sys.executable, str(DEMO)], stdin=nothing, capture_output=True, timeout=20).returncode == 0

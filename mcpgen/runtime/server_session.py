@@ -46,8 +46,12 @@ class ServerSession(Session, ServerCalls):
             if self.state != "new":
                 return INVALID_REQUEST, "Invalid Request: the session is already initialized"
             # From here on the handshake is under way: a request sent right behind
-            # initialize (before its response) is not refused as "before initialize".
+            # initialize (before its response) is not refused as "before initialize",
+            # and sees the capabilities when the handlers declare them up front.
             self.state = "initializing"
+            known = getattr(self.handlers, "capabilities", None)
+            if callable(known):
+                self.own_caps = Declared(known())
             return None
         if self.state == "new" and spec.method != "ping":
             return INVALID_REQUEST, f"Invalid Request: {spec.method} before initialize"
@@ -65,9 +69,6 @@ class ServerSession(Session, ServerCalls):
         self.protocol_version = negotiate(params.protocol_version)
         self.peer_caps = Declared(params.capabilities)
         self.client_info = params.client_info
-        known = getattr(self.handlers, "capabilities", None)
-        if callable(known):  # declared up front (the Server API), so racing requests see them
-            self.own_caps = Declared(known())
         try:
             result: InitializeResult = await self.handlers.initialize(params)
         except BaseException:

@@ -99,6 +99,7 @@ class Session:
         request_timeout: float | None = 60.0,
         handler_timeout: float | None = None,
         max_concurrency: int = 1024,
+        drain_timeout: float = 1.0,
     ) -> None:
         self.transport = transport
         self.handlers = handlers
@@ -116,6 +117,9 @@ class Session:
         self._progress: dict[str | int, ProgressCallback] = {}
         self.handler_timeout = handler_timeout
         self.max_concurrency = max_concurrency
+        # When the peer closes its side, handlers still running get this long to answer.
+        self.drain_timeout = drain_timeout
+        self._closing = False
         # Requests beyond max_concurrency wait here, in order, up to max_queued of them;
         # past that they are refused. Reading never stops, so responses to our own
         # requests (which running handlers may be waiting for) always get through.
@@ -142,7 +146,7 @@ class Session:
                 except Exception:  # a bug of ours must not end the session
                     log.exception("mcpgen: failed to handle a frame")
         finally:
-            await self._shutdown()
+            await self._shutdown(grace=self.drain_timeout)
 
     def on_frame(self, frame: bytes) -> None:
         """Dispatch one frame. Synchronous: requests get their own task, responses resolve
@@ -443,18 +447,26 @@ class Session:
         await self.transport.close()
         await self._shutdown()
 
-    async def _shutdown(self) -> None:
-        if self.state == "closed":
+    async def _shutdown(self, grace: float = 0.0) -> None:
+        """End the session: our own requests fail at once (no answer can come any more);
+        handlers still running get ``grace`` seconds to finish and answer, then are
+        cancelled."""
+        if self.state == "closed" or self._closing:
             await self._closed.wait()
             return
-        self.state = "closed"
-        self._queued.clear()
-        for task in list(self._inflight.values()):
-            task.cancel()
+        self._closing = True
         for future, _ in self._pending.values():
             if not future.done():
                 future.set_exception(ConnectionClosed("the connection closed before a response arrived"))
         self._pending.clear()
+        if grace > 0 and (self._inflight or self._queued):
+            deadline = asyncio.get_running_loop().time() + grace
+            while self._inflight and (remaining := deadline - asyncio.get_running_loop().time()) > 0:
+                await asyncio.wait(list(self._inflight.values()), timeout=remaining)
+        self.state = "closed"
+        self._queued.clear()
+        for task in list(self._inflight.values()):
+            task.cancel()
         pending = [*self._inflight.values(), *self._background]
         if pending:
             await asyncio.wait(pending, timeout=5)

@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from msgspec import UNSET, UnsetType
 
@@ -87,13 +90,70 @@ async def server_stdio(protect_stdout: bool = True, max_message: int = MAX_MESSA
         out_fd = os.dup(1)
         os.dup2(2, 1)  # fd 1 (and so print) now goes to stderr
     reader = asyncio.StreamReader(limit=max_message, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(0, "rb", 0))
-    write_pipe = os.fdopen(out_fd, "wb", 0)
-    transport, protocol = await loop.connect_write_pipe(
-        lambda: asyncio.streams.FlowControlMixin(loop=loop), write_pipe
-    )
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    # The event loop can watch pipes and sockets; a regular file or /dev/null (a shell
+    # redirect) it cannot, so those are read by a thread and written with plain writes.
+    if _is_pipe(0):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(0, "rb", 0))
+    else:
+        _read_in_thread(loop, reader, 0)
+    writer: Any
+    if _is_pipe(out_fd):
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(loop=loop), os.fdopen(out_fd, "wb", 0)
+        )
+        writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    else:
+        writer = _BlockingWriter(out_fd)
     return StreamTransport(reader, writer, max_message)
+
+
+def _is_pipe(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _read_in_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
+    """Feed ``reader`` from a file descriptor the event loop cannot watch."""
+
+    def pump() -> None:
+        while chunk := os.read(fd, 65536):
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+        loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="mcpgen-stdin", daemon=True).start()
+
+
+class _BlockingWriter:
+    """What StreamTransport needs of a writer, over a regular file (writes do not block
+    for long on a file, so plain writes are fine)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.transport = self
+        self._closed = False
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def is_closing(self) -> bool:
+        return self._closed
+
+    async def drain(self) -> None:
+        return None
+
+    def can_write_eof(self) -> bool:
+        return False
+
+    def write_eof(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self._closed = True
 
 
 class ProcessTransport(StreamTransport):
