@@ -7,9 +7,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 RUN = ROOT / "conformance" / "run.py"
+pytestmark = pytest.mark.slow  # the conformance suites: run by `pytest -m slow` (CI runs both)
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -134,6 +134,7 @@ def recording_stdio_client(script: Path, stderr: list[str]) -> tuple[Client, Cal
 
     async def connect() -> Transport:
         transport = await RecordingProcess.spawn(sys.executable, [str(script)], on_stderr=stderr.append)
+        assert isinstance(transport, RecordingProcess)
         transport.sent, transport.received = [], []
         made.append(transport)
         return transport
@@ -264,8 +265,15 @@ async def _outcomes(tasks: dict[str, asyncio.Task[Any]], limit: float) -> dict[s
     """For each pending call: how it ended and when (seconds), or "still pending"."""
     started = time.monotonic()
     ended: dict[str, float] = {}
+
+    def on_done(name: str) -> Callable[[asyncio.Task[Any]], None]:
+        def record(_: asyncio.Task[Any]) -> None:
+            ended.setdefault(name, time.monotonic() - started)
+
+        return record
+
     for name, task in tasks.items():
-        task.add_done_callback(lambda _t, name=name: ended.setdefault(name, time.monotonic() - started))
+        task.add_done_callback(on_done(name))
     await asyncio.wait(tasks.values(), timeout=limit)
     outcomes: dict[str, tuple[str, float]] = {}
     for name, task in tasks.items():
@@ -293,7 +301,9 @@ def _assert_failed_fast(outcomes: dict[str, tuple[str, float]], transport: str) 
 async def test_killed_stdio_server_fails_every_pending_call_within_a_second() -> None:
     stderr: list[str] = []
     async with Client.stdio(sys.executable, str(DEMO), on_stderr=stderr.append) as client:
-        tasks = {f"slow{i}": asyncio.ensure_future(client.call_tool("slow", {"seconds": 30})) for i in range(5)}
+        tasks: dict[str, asyncio.Task[Any]] = {
+            f"slow{i}": asyncio.ensure_future(client.call_tool("slow", {"seconds": 30})) for i in range(5)
+        }
         tasks["ping-loop"] = asyncio.ensure_future(_ping_forever(client))
         await asyncio.sleep(0.3)
         assert not any(t.done() for t in tasks.values())
@@ -315,13 +325,15 @@ async def _ping_forever(client: Client) -> None:
 
 async def test_killed_http_server_fails_every_pending_call_within_a_second(tmp_path: Path) -> None:
     with http_server(FAULTY, tmp_path / "server.log") as (url, process):
-        async with Client.http(url) as client:
+        logs: list[Any] = []
+        async with Client.http(url, on_log=logs.append) as client:
             tasks: dict[str, asyncio.Task[Any]] = {}
             for i in range(3):  # JSON responses: the POST waits for the response headers
                 tasks[f"slow{i}"] = asyncio.ensure_future(client.call_tool("slow", {"seconds": 30}))
             for i in range(2):  # SSE responses: the stream is open, a log event already came
                 tasks[f"stream_slow{i}"] = asyncio.ensure_future(client.call_tool("stream_slow", {"seconds": 30}))
-            await asyncio.sleep(0.5)
+            await eventually(lambda: len(logs) == 2, 5, "both stream_slow calls to stream their log event")
+            await asyncio.sleep(0.3)
             assert not any(t.done() for t in tasks.values())
             process.kill()
             process.wait(5)
@@ -460,6 +472,7 @@ async def test_http_cancelled_call_leaves_no_stuck_task_and_server_stops_on_sigt
                 assert isinstance(result.structured_content, dict)
                 return int(result.structured_content["tasks"])
 
+            await asyncio.sleep(0.5)  # the observer's GET stream is attached by now
             baseline = await tasks()
             async with Client.http(url) as client:
                 call = asyncio.ensure_future(client.call_tool("slow", {"seconds": 3600}))

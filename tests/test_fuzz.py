@@ -85,6 +85,8 @@ from tests.fuzzing import (
     wrong_type_frames,
 )
 
+pytestmark = pytest.mark.slow  # the fuzz suite: run by `pytest -m slow` (CI runs both)
+
 CI = bool(os.environ.get("CI"))
 BULK_FRAMES = 100_000
 BULK_BATCH = 1_000

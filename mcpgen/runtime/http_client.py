@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -61,6 +62,8 @@ class HttpTransport:
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._requests: dict[Any, asyncio.Task[None]] = {}  # request id -> the task reading its reply
+        # Set by the session: fail one of its pending requests with an exception.
+        self.on_request_error: Callable[[Any, BaseException], None] | None = None
         self._closed = False
 
     # ------------------------------------------------------------ Transport
@@ -102,8 +105,11 @@ class HttpTransport:
     async def _post_request(self, request: httpx.Request, request_id: Any, method: Any) -> None:
         try:
             await self._post(request, request_id, method)
-        except (ConnectionClosed, McpError) as exc:
-            self._fail(request_id, str(exc))
+        except Exception as exc:  # the caller of that request gets it (an OAuthError, say)
+            if self.on_request_error is not None:
+                self.on_request_error(request_id, exc)
+            else:
+                self._fail(request_id, str(exc))
 
     def forget(self, request_id: Any) -> None:
         """The session gave up on a request (timeout, cancellation): stop reading its reply."""

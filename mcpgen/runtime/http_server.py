@@ -18,6 +18,7 @@ import asyncio
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,7 @@ class HttpOptions:
     session_idle_timeout: float = 30 * 60
     max_sessions: int = 10_000
     retry_ms: int = 1000  # SSE reconnection hint
+    keep_finished_streams: int = 64  # per session, for clients resuming after the end
     keepalive: float = 15.0
     event_store: Callable[[], EventStore] = MemoryEventStore
     legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE endpoints
@@ -83,11 +85,28 @@ class HttpSessionTransport:
         self.streams: dict[RequestId, _Stream] = {}
         self.events = app.options.event_store()
         self.stream_ids: set[str] = set()
+        # Finished streams whose events are kept for a late resume, oldest first.
+        self.finished: deque[str] = deque()
+        self.abandoned: deque[str] = deque(maxlen=256)  # streams of cancelled requests
         self.last_active = time.monotonic()
         self._counter = 0
         self.closed = False
         # Exists from the start, so messages sent before the client's GET wait for it.
         self.standalone: _Stream | None = self.new_stream()
+
+    async def retire(self, stream: _Stream, stored: bool) -> None:
+        """A stream has ended. Its events stay for a client that missed the end (to
+        resume with Last-Event-ID), but only for the last few streams of the session."""
+        if stream.id not in self.stream_ids:
+            return
+        if not stored:
+            self.stream_ids.discard(stream.id)
+            return
+        self.finished.append(stream.id)
+        while len(self.finished) > self.app.options.keep_finished_streams:
+            old = self.finished.popleft()
+            self.stream_ids.discard(old)
+            await self.events.forget(old)
 
     def new_stream(self) -> _Stream:
         self._counter += 1
@@ -117,10 +136,12 @@ class HttpSessionTransport:
         stream.queue.put_nowait((frame, final))
 
     def abandon(self, related: RequestId) -> None:
-        """The request was cancelled and gets no response: end the POST waiting for one."""
+        """The request was cancelled and gets no response: end the POST waiting for one,
+        and refuse to resume its stream (a client would otherwise poll it forever)."""
         stream = self.streams.pop(related, None)
         if stream is not None:
             stream.done = True
+            self.abandoned.append(stream.id)
             stream.queue.put_nowait((b"", None))
 
     async def close(self) -> None:
@@ -287,7 +308,12 @@ class McpHttpApp:
         """Reply with JSON if the first frame is the response, else stream events."""
         first = await stream.queue.get()
         if first[1] is True:
+            await live.transport.retire(stream, stored=False)
             await _respond(send, 200, first[0], extra=extra)
+            return
+        if first[1] is None and stream.done:  # cancelled before anything was sent: nothing to say
+            await live.transport.retire(stream, stored=False)
+            await _respond(send, 202, b"", extra=extra)
             return
         # A handler about to close the connection needs the priming event to resume.
         prime = _primes(live.session) or first[1] is None
@@ -351,10 +377,16 @@ class McpHttpApp:
         """A connection left before its stream ended: keep storing what comes, so a GET
         with Last-Event-ID can pick it up."""
         if stream.done and stream.queue.empty():
+            if stream is not live.transport.standalone:
+                await live.transport.retire(stream, stored=True)
             return
         if stream is live.transport.standalone:
             return  # stays the session's standalone stream for the next GET
-        live.extra.setdefault("parked", {})[stream.id] = stream
+        parked: dict[str, _Stream] = live.extra.setdefault("parked", {})
+        parked[stream.id] = stream
+        while len(parked) > self.options.keep_finished_streams:  # nobody came back for the oldest
+            oldest = next(iter(parked))
+            await live.transport.retire(parked.pop(oldest), stored=True)
 
     async def _post_stateless(self, send: Send, env: Envelope, is_request: bool, version: str | None) -> None:
         """Serve one message with a throwaway session: no handshake state, JSON only."""
@@ -409,6 +441,8 @@ class McpHttpApp:
         if found is None:
             raise HttpError(404, "Not Found: unknown Last-Event-ID")
         stream_id, events = found
+        if stream_id in live.transport.abandoned:
+            raise HttpError(404, "Not Found: that request was cancelled; its stream has ended")
         parked: dict[str, _Stream] = live.extra.get("parked", {})
         stream = parked.pop(stream_id, None)
         if stream is None:

@@ -56,6 +56,7 @@ T = TypeVar("T")
 Role = Literal["server", "client"]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 _EMPTY = b"{}"
+_UNKNOWN = object()
 
 
 @dataclass(slots=True)
@@ -120,6 +121,9 @@ class Session:
         # When the peer closes its side, handlers still running get this long to answer.
         self.drain_timeout = drain_timeout
         self._closing = False
+        self._refusals: dict[tuple[str, int], object] = {}
+        if hasattr(transport, "on_request_error"):  # transports that send requests in the background
+            transport.on_request_error = self._fail_pending
         # Requests beyond max_concurrency wait here, in order, up to max_queued of them;
         # past that they are refused. Reading never stops, so responses to our own
         # requests (which running handlers may be waiting for) always get through.
@@ -229,11 +233,17 @@ class Session:
 
     def refuse(self, spec: MethodSpec) -> tuple[int, str] | None:
         """Why an incoming request may not be served now, or None. Sides add their rules."""
-        if spec.capability is not None:
+        if spec.capability is None:
+            return None
+        key = (spec.method, id(self.own_caps))  # declared capabilities change only at the handshake
+        found = self._refusals.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
             side, path = split(spec.capability)
+            found = None
             if side == self.role and not self.own_caps.has(path):
-                return METHOD_NOT_FOUND, f"Method not found: {spec.method} ({spec.capability} not declared)"
-        return None
+                found = METHOD_NOT_FOUND, f"Method not found: {spec.method} ({spec.capability} not declared)"
+            self._refusals[key] = found
+        return found  # type: ignore[return-value]
 
     async def _serve(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
         meta = getattr(params, "meta", UNSET)
@@ -352,6 +362,11 @@ class Session:
             future.set_result(result_decoder.decode(env.result))  # type: ignore[arg-type]
         except (msgspec.ValidationError, RecursionError, UnicodeDecodeError) as exc:
             future.set_exception(McpError(INVALID_PARAMS, f"Invalid result from peer: {exc}"))
+
+    def _fail_pending(self, rid: RequestId, exc: BaseException) -> None:
+        entry = self._pending.pop(rid, None)
+        if entry is not None and not entry[0].done():
+            entry[0].set_exception(exc)
 
     def _reply_error(self, rid: RequestId, code: int, message: str) -> None:
         self._spawn(self._send(error_frame(code, message, rid), related=rid, final=True))

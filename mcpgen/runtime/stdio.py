@@ -34,6 +34,8 @@ class StreamTransport:
         self.writer = writer
         self.max_message = max_message  # the reader was made with this limit
         self._closed = False
+        self._pending: list[bytes] = []
+        self._pending_size = 0
 
     async def receive(self) -> bytes | None:
         while True:
@@ -64,14 +66,28 @@ class StreamTransport:
     async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
         if self._closed or self.writer.is_closing():
             raise ConnectionError("stdio transport closed")
-        self.writer.write(frame + b"\n")
+        # Frames sent in one turn of the event loop go out in one write (one system call
+        # instead of one per response when many requests are in flight).
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(frame)
+        self._pending.append(b"\n")
+        self._pending_size += len(frame) + 1
         # Backpressure: wait only when the peer is not keeping up.
-        if self.writer.transport.get_write_buffer_size() > _HIGH_WATER:
+        if self._pending_size + self.writer.transport.get_write_buffer_size() > _HIGH_WATER:
+            self._flush()
             await self.writer.drain()
+
+    def _flush(self) -> None:
+        if self._pending and not self.writer.is_closing():
+            self.writer.write(b"".join(self._pending))
+        self._pending.clear()
+        self._pending_size = 0
 
     async def close(self) -> None:
         if self._closed:
             return
+        self._flush()
         self._closed = True
         try:
             if self.writer.can_write_eof():

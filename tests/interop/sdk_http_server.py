@@ -1,30 +1,53 @@
 """The official-SDK server of sdk_server.py, served over HTTP instead of stdio.
 
-tests/test_interop_http.py starts it under uvicorn (the SDK's own ``run``) and drives it with
-``mcpgen.Client.http`` / ``mcpgen.Client.sse``. The server object is imported unchanged; this
-script only picks the transport and its options.
+tests/test_interop_http.py starts it once and drives it with ``mcpgen.Client.http`` /
+``mcpgen.Client.sse``. The server objects are sdk_server.py's, unchanged; this script only
+builds the SDK's own ASGI apps for them (``MCPServer.streamable_http_app`` / ``sse_app``) and
+serves them side by side under uvicorn, because importing the SDK takes seconds and one
+process per transport variant would dominate the test run.
 
-Run: python tests/interop/sdk_http_server.py PORT [--json-response] [--stateless] [--resumable] [--sse]
+Run: python tests/interop/sdk_http_server.py PORT
 
---json-response  answer each POST with one JSON body (no request-scoped SSE stream)
---stateless      no Mcp-Session-Id, a fresh transport per request
---resumable      an in-memory event store and a 200 ms retry hint (priming events, replay on
-                 GET with Last-Event-ID), plus a ``poll`` tool that closes its own SSE stream
---sse            the legacy 2024-11-05 HTTP+SSE transport (GET /sse, POST /messages/)
+    /mcp                Streamable HTTP, SSE responses (the SDK's default)
+    /json/mcp           Streamable HTTP, json_response=True
+    /stateless/mcp      Streamable HTTP, stateless_http=True
+    /resumable/mcp      Streamable HTTP with an event store and a 200 ms retry hint (priming
+                        events, replay on GET with Last-Event-ID); its server is a second copy
+                        of sdk_server.py with one more tool, ``poll``, that closes its own SSE
+                        stream and answers after the client reconnected
+    /legacy/sse         the 2024-11-05 HTTP+SSE transport (POSTs go to /legacy/messages/)
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import logging
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from types import ModuleType
 
 import anyio
-from mcp.server.mcpserver import Context
+import uvicorn
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
 from mcp_types import JSONRPCMessage
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sdk_server import server  # noqa: E402  (the stdio peer's server object, unchanged)
+SDK_SERVER = Path(__file__).resolve().parent / "sdk_server.py"
+
+
+def load_sdk_server(name: str) -> MCPServer:
+    """A fresh import of sdk_server.py: its own MCPServer with its own tools."""
+    spec = importlib.util.spec_from_file_location(name, SDK_SERVER)
+    assert spec is not None and spec.loader is not None
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # pydantic resolves the tools' annotations through it
+    spec.loader.exec_module(module)
+    server: MCPServer = module.server
+    return server
 
 
 class MemoryEventStore(EventStore):
@@ -48,7 +71,7 @@ class MemoryEventStore(EventStore):
         return stream_id
 
 
-def add_poll_tool() -> None:
+def add_poll_tool(server: MCPServer) -> None:
     @server.tool(structured_output=False)
     async def poll(ctx: Context) -> str:
         """Closes its SSE stream at once and answers later (the client must resume)."""
@@ -57,24 +80,31 @@ def add_poll_tool() -> None:
         return "answered after the reconnect"
 
 
-def main(argv: list[str]) -> None:
-    port = int(argv[0])
-    if "--sse" in argv:
-        server.run("sse", host="127.0.0.1", port=port)
-        return
-    resumable = "--resumable" in argv
-    if resumable:
-        add_poll_tool()
-    server.run(
-        "streamable-http",
-        host="127.0.0.1",
-        port=port,
-        json_response="--json-response" in argv,
-        stateless_http="--stateless" in argv,
-        event_store=MemoryEventStore() if resumable else None,
-        retry_interval=200 if resumable else None,
-    )
+def build_app() -> Starlette:
+    server = load_sdk_server("sdk_server")
+    resumable = load_sdk_server("sdk_server_resumable")
+    add_poll_tool(resumable)
+    # MCPServer logs through a rich handler; rendering its boxed tracebacks (every handler error,
+    # e.g. a prompt's missing argument) takes seconds on a busy machine. Plain lines will do.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", force=True)
+    apps: dict[str, Starlette] = {
+        "/json": server.streamable_http_app(json_response=True),
+        "/stateless": server.streamable_http_app(stateless_http=True),
+        "/resumable": resumable.streamable_http_app(event_store=MemoryEventStore(), retry_interval=200),
+        "/legacy": server.sse_app(),
+        "": server.streamable_http_app(),  # last: Mount("") matches every path
+    }
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # Mounted apps' lifespans do not run by themselves; each runs its session manager.
+        async with contextlib.AsyncExitStack() as stack:
+            for sub in apps.values():
+                await stack.enter_async_context(sub.router.lifespan_context(sub))
+            yield
+
+    return Starlette(routes=[Mount(prefix, app=sub) for prefix, sub in apps.items()], lifespan=lifespan)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    uvicorn.run(build_app(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")

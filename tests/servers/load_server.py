@@ -11,6 +11,7 @@ import asyncio
 import gc as _gc
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -42,9 +43,20 @@ def rss() -> int:
 
 @server.tool()
 async def inflight(ctx: Context) -> dict[str, int]:
-    """Live asyncio tasks, and requests being served by any session (this one excluded)."""
+    """Live asyncio tasks, and requests being served by any session (this one excluded).
+
+    For this HTTP session also what its transport keeps: stream ids, open streams, and
+    events held for resumption (diagnostics; reads runtime internals)."""
     requests = sum(len(session._inflight) for session in server.sessions)  # noqa: SLF001
-    return {"tasks": len(asyncio.all_tasks()), "requests": requests - 1, "sessions": len(server.sessions)}
+    report = {"tasks": len(asyncio.all_tasks()), "requests": requests - 1, "sessions": len(server.sessions)}
+    transport: Any = ctx.session.transport
+    if hasattr(transport, "stream_ids"):
+        stored = getattr(transport.events, "_streams", {})
+        report["stream_ids"] = len(transport.stream_ids)
+        report["open_streams"] = len(transport.streams)
+        report["stored_streams"] = len(stored)
+        report["stored_events"] = sum(len(events) for events in stored.values())
+    return report
 
 
 if __name__ == "__main__":
