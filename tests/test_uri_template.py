@@ -348,7 +348,7 @@ def test_valid_unusual_templates() -> None:
 # --- properties ---------------------------------------------------------------
 
 # No reserved characters (and no '.', which a label cannot hold unescaped).
-SAFE = st.text(st.characters(blacklist_characters=":/?#[]@!$&'()*+,;=.%", blacklist_categories=("Cs",)))
+SAFE = st.text(st.characters(exclude_characters=":/?#[]@!$&'()*+,;=.%", exclude_categories=("Cs",)))
 WORDS = st.text("abcXYZ019-_~", min_size=1)
 ROUND_TRIP_STR = [
     "file:///{path}",
@@ -415,6 +415,9 @@ ADVERSARIAL_TEMPLATES = [
     "semver://{major}.{minor}.{patch}",
     "{#a}{#b}x",
     "{/a*}{/b*}x",
+    "{a}{#b}{c}",
+    "file:///{dir}{/name}.{ext}",
+    "{+a}.{+b}-{c}",
 ]
 ADVERSARIAL_UNITS = ["a", "/", ".", "#", "a.", "a/", "%20", ";list=", "&list=a"]
 
@@ -452,6 +455,11 @@ AMBIGUOUS_TEMPLATES = [
     "{#a}{#b}x",
     "{/a}.{b}.{c}",
     "{/a*}{/b*}x",
+    "{a}{#b}{c}",
+    "{dir}{/name}.{ext}",
+    "{a}{/b}{.c}{d}",
+    "{+a}.{+b}-{c}",
+    "{a}-{b}.{c}-{d}",
 ]
 
 

@@ -213,7 +213,8 @@ def _expand_var(op: _Op, spec: _VarSpec, value: _Value) -> str:
 # follows it is made possessive (`*+`): giving characters back could never
 # help, so the result is the same, without the backtracking.  A capture that can
 # run into what follows backtracks over its own run; `_narrow` then keeps the
-# next capture from rescanning the text once per step of that backtracking.
+# next capture from rescanning the text once per step of that backtracking
+# (with regex conditionals where that depends on which optional group matched).
 # Neither shortcut changes results (tests compare against a plain greedy regex).
 
 
@@ -226,19 +227,21 @@ class _Cap:
     lead: str = ""  # regex (a lookahead) that the run must start with
     avoid: str | None = None  # text the value cannot contain; "" means always empty
     not_first: frozenset[str] = frozenset()  # characters a non-empty value cannot start with
-    narrowed: _Cap | None = None  # stricter version to match instead (see `_narrow`)
-    only_if: str | None = None  # ...but only when this earlier, optional group took part
+    # Stricter versions to match instead (see `_narrow`): the first whose group
+    # took part wins; a None group is the fallback.
+    variants: list[tuple[str | None, _Cap]] = field(default_factory=list)
 
     def atom_firsts(self) -> frozenset[str]:
         """Characters that can start one more step of the run."""
         return self.chars | self.token_firsts | {"%"}
 
     def first(self) -> frozenset[str]:
-        if self.narrowed is not None and self.only_if is None:
-            return self.narrowed.first()
-        if self.avoid == "":
-            return frozenset()
-        return self.atom_firsts() - self.not_first
+        versions = [v for _, v in self.variants] or [self]
+        return frozenset().union(*(v.own_first() for v in versions))
+
+    def own_first(self) -> frozenset[str]:
+        """``first`` for this version alone, ignoring `variants`."""
+        return frozenset() if self.avoid == "" else self.atom_firsts() - self.not_first
 
 
 @dataclass
@@ -297,10 +300,12 @@ def _emit(node: _Node, follow: frozenset[str]) -> str:
         return f"(?:{_emit_seq(node.body, follow)})?"
     if isinstance(node, _Alt):
         return "(?:" + "|".join(_emit_seq(b, follow) for b in node.branches) + ")"
-    body = _run(node, follow)
-    if node.narrowed is not None:
-        strict = _run(node.narrowed, follow)
-        body = f"(?({node.only_if}){strict}|{body})" if node.only_if else strict
+    if not node.variants:
+        return f"(?P<{node.group}>{_run(node, follow)})"
+    *conditional, (_, fallback) = node.variants
+    body = _run(fallback, follow)
+    for group, variant in reversed(conditional):
+        body = f"(?({group}){_run(variant, follow)}|{body})"
     return f"(?P<{node.group}>{body})"
 
 
@@ -326,38 +331,53 @@ def _char_class(chars: frozenset[str]) -> str:
     return "[" + "".join(ranges) + "".join(re.escape(c) for c in sorted(chars - covered)) + "]"
 
 
-def _narrow(before: _Cap, optional: bool, between: str, after: _Cap) -> None:
-    """Tell ``after`` what greedy matching already rules out, so it stops rescanning text.
+def _narrow(before: _Cap, between: str, after: _Cap) -> _Cap | None:
+    """``after``, restricted to what greedy matching leaves it when ``before`` comes first.
 
-    ``before`` is a variable that takes as much as it can (inside an optional
-    group if ``optional``), ``between`` the literal text between the two.
-    Without this, ``after`` rescans the same text once per position ``before``
-    backtracks to: quadratic for ``{name}.{ext}`` or ``{a}{+b}x`` on hostile input.
+    ``before`` takes as much as it can and ``between`` is the literal text in
+    between.  Without this, ``after`` rescans the same text once per position
+    ``before`` backtracks to: quadratic for ``{name}.{ext}`` on hostile input.
+    Returns None when nothing can be said.
     """
-    if before.tokens or after.tokens or before.avoid is not None or before.not_first or after.avoid is not None:
-        return
-    if before.narrowed is not None:
-        # A chain such as {a}.{b}.{c}: only the same one-character separator
-        # carries over (a '.' in c would shift every value one place left).
-        stricter = before.narrowed
-        if len(between) != 1 or stricter.avoid is not None or stricter.chars != before.chars - {between}:
-            return
-    strict = replace(after)
+    if before.tokens or after.tokens or after.avoid is not None:
+        return None
+    # `before` may itself have been narrowed (a chain such as {a}.{b}-{c}).  If it
+    # only lost separators, or may not start with what its neighbour would
+    # take anyway, then whatever it cannot take, an earlier variable would
+    # have, so the arguments below still hold; other restrictions break them.
+    versions = [v for _, v in before.variants] or [before]
+    if any(v.avoid is not None or not v.chars <= before.chars or (v.not_first and between) for v in versions):
+        return None
+    full = all(v.chars == before.chars for v in versions)
     if after.chars <= before.chars and set(between) <= before.chars:
         # `before` could also swallow `between` plus anything up to it, so a
         # match where `after` contains `between` is never the one chosen.
         if len(between) == 1:
-            strict.chars = after.chars - {between}
-        else:
-            strict.avoid = between  # "" = always empty
-    elif not between and before.narrowed is None:
+            return replace(after, chars=after.chars - {between})
+        return replace(after, avoid=between)  # "" = always empty
+    if not between and full:
         # Adjacent: `before` would rather take the first character of `after`.
-        strict.not_first = before.chars | {"%"}
+        return replace(after, not_first=before.chars | {"%"})
+    return None
+
+
+def _restrict(after: _Cap, prefix: str, earlier: list[tuple[_Cap, bool, str]]) -> None:
+    """Give ``after`` one variant per capture that may end up right before it.
+
+    ``earlier`` holds (capture, is it optional, literal text since), oldest
+    first: the newest one that took part is the one right before ``after``.
+    """
+    variants: list[tuple[str | None, _Cap]] = []
+    for before, optional, between in reversed(earlier):
+        variants.append((before.group if optional else None, _narrow(before, between + prefix, after) or after))
+        if not optional:
+            break
     else:
-        return
-    after.narrowed = strict
-    # When `before` did not match at all, none of this applies.
-    after.only_if = before.group if optional else None
+        variants.append((None, after))  # none of them took part
+    if len({(v.chars, v.avoid, v.not_first) for _, v in variants}) == 1:
+        variants = [(None, variants[0][1])]  # the same whichever came first
+    if any(v is not after for _, v in variants):
+        after.variants = variants
 
 
 @dataclass(frozen=True)
@@ -467,19 +487,25 @@ class _Compiler:
 def _compile(parts: list[str | _Expression]) -> tuple[re.Pattern[str], list[tuple[str, _Slot]]]:
     compiler = _Compiler()
     nodes: list[_Node] = []
-    tail: tuple[_Cap, bool] | None = None  # sole capture of the latest expression
-    between = ""  # literal text since then
+    # Captures that may end up right before the next expression: (capture, is
+    # it optional, literal text since).  Emptied by anything `_narrow` cannot use.
+    earlier: list[tuple[_Cap, bool, str]] = []
     for part in parts:
         if isinstance(part, str):
             literal = _encode(part, allow_reserved=True)
             nodes.append(literal)
-            between += literal
+            earlier = [(cap, optional, between + literal) for cap, optional, between in earlier]
             continue
-        expr_nodes, head, new_tail = compiler.expression(part)
-        if tail is not None and head is not None:
-            _narrow(tail[0], tail[1], between + head[0], head[1])
+        expr_nodes, head, tail = compiler.expression(part)
+        if head is not None:
+            _restrict(head[1], head[0], earlier)
         nodes += expr_nodes
-        tail, between = new_tail, ""
+        if tail is None:
+            earlier = []
+        elif tail[1]:
+            earlier.append((tail[0], True, ""))
+        else:
+            earlier = [(tail[0], False, "")]
     regex = re.compile(_emit_seq(nodes, frozenset()))
     # Unmodified occurrences first, so they win over {var:N} ones; markers only fill gaps.
     slots = sorted(compiler.slots.items(), key=lambda item: (item[1].marker, item[1].prefix))
