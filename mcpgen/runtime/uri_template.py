@@ -225,8 +225,10 @@ class _Cap:
     tokens: tuple[str, ...] = ()  # extra regex alternatives (separators inside an exploded run)
     token_firsts: frozenset[str] = frozenset()
     lead: str = ""  # regex (a lookahead) that the run must start with
-    avoid: str | None = None  # text the value cannot contain; "" means always empty
-    not_first: frozenset[str] = frozenset()  # characters a non-empty value cannot start with
+    # Set by `_narrow`: up to its first character outside `absorbable`, the
+    # value cannot contain `stop` ("" = that part is empty; None = no limit).
+    stop: str | None = None
+    absorbable: frozenset[str] = frozenset()
     # Stricter versions to match instead (see `_narrow`): the first whose group
     # took part wins; a None group is the fallback.
     variants: list[tuple[str | None, _Cap]] = field(default_factory=list)
@@ -241,7 +243,13 @@ class _Cap:
 
     def own_first(self) -> frozenset[str]:
         """``first`` for this version alone, ignoring `variants`."""
-        return frozenset() if self.avoid == "" else self.atom_firsts() - self.not_first
+        if self.stop is None:
+            return self.atom_firsts()
+        head = self.chars & self.absorbable | {"%"} if self.stop else frozenset()
+        return head | (self.chars - self.absorbable)
+
+    def always_empty(self) -> bool:
+        return all(v.stop == "" and v.chars <= v.absorbable for v in [v for _, v in self.variants] or [self])
 
 
 @dataclass
@@ -310,15 +318,25 @@ def _emit(node: _Node, follow: frozenset[str]) -> str:
 
 
 def _run(cap: _Cap, follow: frozenset[str]) -> str:
-    if cap.avoid == "":
-        return ""
-    atom = "(?:" + "|".join([_char_class(cap.chars), _PCT, *cap.tokens]) + ")"
-    if cap.avoid:
-        atom = f"(?:(?!{re.escape(cap.avoid)}){atom})"
-    run = cap.lead + atom + ("*" if cap.atom_firsts() & follow else "*+")
-    if cap.not_first:
-        run = f"(?:(?!{_char_class(cap.not_first)}){run})?"
-    return run
+    repeat = "*" if cap.atom_firsts() & follow else "*+"
+    if cap.stop is None:
+        return cap.lead + _atom(cap.chars, cap.tokens) + repeat
+    # Narrowed: (?:(?!stop)A)* (?:N B*)?  -- A = what `before` could have taken
+    # instead, N = the first character it could not, B = anything after that.
+    rest = cap.chars - cap.absorbable
+    head_chars = cap.chars & cap.absorbable - {cap.stop}
+    head_repeat = "*" if (head_chars | {"%"}) & (follow | rest) else "*+"
+    head = ""
+    if len(cap.stop) == 1:
+        head = _atom(head_chars) + head_repeat
+    elif cap.stop:
+        head = f"(?:(?!{re.escape(cap.stop)}){_atom(cap.chars & cap.absorbable)})" + head_repeat
+    return head + (f"(?:{_char_class(rest)}{_atom(cap.chars)}{repeat})?" if rest else "")
+
+
+def _atom(chars: frozenset[str], tokens: tuple[str, ...] = ()) -> str:
+    """One step of a value: an allowed character, a %XX escape, or a token."""
+    return "(?:" + "|".join(([_char_class(chars)] if chars else []) + [_PCT, *tokens]) + ")"
 
 
 _RANGES = [(r, frozenset(chr(c) for c in range(ord(r[0]), ord(r[2]) + 1))) for r in ("A-Z", "a-z", "0-9")]
@@ -335,30 +353,27 @@ def _narrow(before: _Cap, between: str, after: _Cap) -> _Cap | None:
     """``after``, restricted to what greedy matching leaves it when ``before`` comes first.
 
     ``before`` takes as much as it can and ``between`` is the literal text in
-    between.  Without this, ``after`` rescans the same text once per position
-    ``before`` backtracks to: quadratic for ``{name}.{ext}`` on hostile input.
-    Returns None when nothing can be said.
+    between.  Say ``after`` matched text T holding ``between`` at j, with
+    ``before`` able to take all of T[:j]: then ``before`` could have taken
+    ``between`` + T[:j] instead, and greedy matching prefers that.  So up to
+    the first character ``before`` cannot take, T never holds ``between``.
+    Saying so in the regex keeps ``after`` from rescanning the same text once
+    per position ``before`` backtracks to (quadratic for ``{name}.{ext}``).
     """
-    if before.tokens or after.tokens or after.avoid is not None:
+    if before.tokens or after.tokens or after.stop is not None:
         return None
-    # `before` may itself have been narrowed (a chain such as {a}.{b}-{c}).  If it
-    # only lost separators, or may not start with what its neighbour would
-    # take anyway, then whatever it cannot take, an earlier variable would
-    # have, so the arguments below still hold; other restrictions break them.
-    versions = [v for _, v in before.variants] or [before]
-    if any(v.avoid is not None or not v.chars <= before.chars or (v.not_first and between) for v in versions):
+    # `before` may itself be narrowed (a chain such as {a}.{b}-{c}); then an
+    # earlier variable takes what it cannot.  Where `before` starts empty
+    # because its neighbour takes everything, that neighbour must take this too.
+    absorbable = before.chars
+    for _, v in before.variants:
+        if v.stop == "":
+            absorbable &= v.absorbable
+        elif v.stop is not None and len(v.stop) > 1:
+            return None
+    if not set(between) <= absorbable:
         return None
-    full = all(v.chars == before.chars for v in versions)
-    if after.chars <= before.chars and set(between) <= before.chars:
-        # `before` could also swallow `between` plus anything up to it, so a
-        # match where `after` contains `between` is never the one chosen.
-        if len(between) == 1:
-            return replace(after, chars=after.chars - {between})
-        return replace(after, avoid=between)  # "" = always empty
-    if not between and full:
-        # Adjacent: `before` would rather take the first character of `after`.
-        return replace(after, not_first=before.chars | {"%"})
-    return None
+    return replace(after, stop=between, absorbable=absorbable)
 
 
 def _restrict(after: _Cap, prefix: str, earlier: list[tuple[_Cap, bool, str]]) -> None:
@@ -374,7 +389,7 @@ def _restrict(after: _Cap, prefix: str, earlier: list[tuple[_Cap, bool, str]]) -
             break
     else:
         variants.append((None, after))  # none of them took part
-    if len({(v.chars, v.avoid, v.not_first) for _, v in variants}) == 1:
+    if len({(v.stop, v.absorbable) for _, v in variants}) == 1:
         variants = [(None, variants[0][1])]  # the same whichever came first
     if any(v is not after for _, v in variants):
         after.variants = variants
@@ -500,6 +515,8 @@ def _compile(parts: list[str | _Expression]) -> tuple[re.Pattern[str], list[tupl
         if head is not None:
             _restrict(head[1], head[0], earlier)
         nodes += expr_nodes
+        if tail is not None and not tail[1] and tail[0].always_empty():
+            continue  # always matches nothing (e.g. {b} in {+a}{b}): see through it
         if tail is None:
             earlier = []
         elif tail[1]:
