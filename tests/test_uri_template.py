@@ -418,6 +418,8 @@ ADVERSARIAL_TEMPLATES = [
     "{a}{#b}{c}",
     "file:///{dir}{/name}.{ext}",
     "{+a}.{+b}-{c}",
+    "{a*,b*}{c}",
+    "{a}{?q}{b}",
 ]
 ADVERSARIAL_UNITS = ["a", "/", ".", "#", "a.", "a/", "%20", ";list=", "&list=a"]
 
@@ -460,6 +462,9 @@ AMBIGUOUS_TEMPLATES = [
     "{a}{/b}{.c}{d}",
     "{+a}.{+b}-{c}",
     "{a}-{b}.{c}-{d}",
+    "{a*,b*}{c}",
+    "{+a*}?q={+b}-{c}",
+    "{a}{?q}{b}",
 ]
 
 

@@ -21,6 +21,13 @@ Matching rules, where expansion alone does not pin the answer down:
 * The URI must be plain ASCII with well-formed ``%XX`` escapes, as produced by
   expansion; captured values are percent-decoded as UTF-8.
 
+Cost: the template is compiled once to an anchored regex that matches in time
+linear in the URI for the usual shapes, including ambiguous ones such as
+``{name}.{ext}``, ``{+dir}/{file}``, ``{a}.{b}.{c}`` or ``{a}{+b}``.  Some
+contrived templates, where three or more variables (typically reserved or
+exploded ones, side by side) can each run into the next, may still take
+quadratic time on hostile input.
+
 Security: matched values are percent-decoded, so ``{path}`` can yield
 ``..`` and ``{+path}`` can yield ``../../etc/passwd`` (and ``%2F`` becomes
 ``/``).  Callers that turn values into file paths, SQL, etc. must validate them.
@@ -215,6 +222,7 @@ def _expand_var(op: _Op, spec: _VarSpec, value: _Value) -> str:
 # run into what follows backtracks over its own run; `_narrow` then keeps the
 # next capture from rescanning the text once per step of that backtracking
 # (with regex conditionals where that depends on which optional group matched).
+# `_compile` tracks which captures can end up right before each one.
 # Neither shortcut changes results (tests compare against a plain greedy regex).
 
 
@@ -245,7 +253,7 @@ class _Cap:
         """``first`` for this version alone, ignoring `variants`."""
         if self.stop is None:
             return self.atom_firsts()
-        head = self.chars & self.absorbable | {"%"} if self.stop else frozenset()
+        head = (self.chars & self.absorbable) | {"%"} if self.stop else frozenset()
         return head | (self.chars - self.absorbable)
 
     def always_empty(self) -> bool:
@@ -324,7 +332,7 @@ def _run(cap: _Cap, follow: frozenset[str]) -> str:
     # Narrowed: (?:(?!stop)A)* (?:N B*)?  -- A = what `before` could have taken
     # instead, N = the first character it could not, B = anything after that.
     rest = cap.chars - cap.absorbable
-    head_chars = cap.chars & cap.absorbable - {cap.stop}
+    head_chars = (cap.chars & cap.absorbable) - {cap.stop}
     head_repeat = "*" if (head_chars | {"%"}) & (follow | rest) else "*+"
     head = ""
     if len(cap.stop) == 1:
@@ -369,14 +377,12 @@ def _narrow(before: _Cap, between: str, after: _Cap) -> _Cap | None:
     for _, v in before.variants:
         if v.stop == "":
             absorbable &= v.absorbable
-        elif v.stop is not None and len(v.stop) > 1:
-            return None
     if not set(between) <= absorbable:
         return None
     return replace(after, stop=between, absorbable=absorbable)
 
 
-def _restrict(after: _Cap, prefix: str, earlier: list[tuple[_Cap, bool, str]]) -> None:
+def _restrict(after: _Cap, prefix: str, earlier: list[tuple[_Cap, bool, str | None]]) -> None:
     """Give ``after`` one variant per capture that may end up right before it.
 
     ``earlier`` holds (capture, is it optional, literal text since), oldest
@@ -384,7 +390,8 @@ def _restrict(after: _Cap, prefix: str, earlier: list[tuple[_Cap, bool, str]]) -
     """
     variants: list[tuple[str | None, _Cap]] = []
     for before, optional, between in reversed(earlier):
-        variants.append((before.group if optional else None, _narrow(before, between + prefix, after) or after))
+        narrowed = None if between is None else _narrow(before, between + prefix, after)
+        variants.append((before.group if optional else None, narrowed or after))
         if not optional:
             break
     else:
@@ -442,20 +449,22 @@ class _Compiler:
             return self.cap(spec, chars | {op.sep}, split=op.sep)
         return self.cap(spec, chars)
 
-    def named_item(self, op: _Op, spec: _VarSpec, lead_char: str) -> list[_Node]:
-        """``;name=value`` / ``?name=value`` / ``&name=value`` for one variable."""
+    def named_item(self, op: _Op, spec: _VarSpec, lead_char: str) -> tuple[list[_Node], _Cap]:
+        """``;name=value`` / ``?name=value`` / ``&name=value`` for one variable, and a
+        capture that takes part exactly when the item is there."""
         name = spec.name
         if not spec.explode:
             cap = self.cap(spec, _UNRESERVED)
             if op.ifemp == "=":  # ? and &: "name=" even when empty
-                return [f"{lead_char}{name}=", cap]
+                return [f"{lead_char}{name}=", cap], cap
             # ;: a bare "name" when empty, so mark that the name was seen.
-            return [f"{lead_char}{name}", self.cap(spec, frozenset(), marker=True), _Opt(["=", cap])]
+            marker = self.cap(spec, frozenset(), marker=True)
+            return [f"{lead_char}{name}", marker, _Opt(["=", cap])], marker
         if op.ifemp == "=":
             # ?list=a&list=b: one flat run in which "&list=" is a separator token.
             sep = f"&{name}="
             cap = self.cap(spec, _UNRESERVED, split=sep, tokens=(re.escape(sep),), token_firsts="&")
-            return [f"{lead_char}{name}=", cap]
+            return [f"{lead_char}{name}=", cap], cap
         # ;list=a;list;list=b: items are ";list" (empty) or ";list=value".  "="
         # only right after the name, and ";list" never directly before a value char.
         esc = re.escape(f";{name}")
@@ -470,59 +479,69 @@ class _Compiler:
             strip="=",
             drop_first=True,
         )
-        return [cap]
+        return [cap], cap
 
-    def expression(self, expr: _Expression) -> tuple[list[_Node], tuple[str, _Cap] | None, tuple[_Cap, bool] | None]:
-        """Nodes, plus for `_narrow`: (prefix, first capture) and (sole capture, is it optional)."""
+    def expression(self, expr: _Expression) -> tuple[list[_Node], list[_Step]]:
+        """Nodes for one expression, and its variables in order for `_narrow`."""
         op = _OPS[expr.op]
         specs = expr.specs
         many = len(specs) > 1
         if op.named:
-            if op.first != op.sep:  # "?": whichever variable comes first gets the "?"
-                branches: list[list[_Node]] = []
-                for i, spec in enumerate(specs):
-                    branch = self.named_item(op, spec, op.first)
-                    branch += [_Opt(self.named_item(op, rest, op.sep)) for rest in specs[i + 1 :]]
-                    branches.append(branch)
-                return [_Opt([_Alt(branches)])], None, None
-            return [_Opt(self.named_item(op, spec, op.sep)) for spec in specs], None, None
+            if op.first == op.sep:  # ";" and "&": each item is optional on its own
+                items = [self.named_item(op, spec, op.sep) for spec in specs]
+                return [_Opt(nodes) for nodes, _ in items], [_Step(None, cap, True) for _, cap in items]
+            # "?": whichever variable comes first gets the "?"
+            branches: list[list[_Node]] = []
+            for i, spec in enumerate(specs):
+                branch, presence = self.named_item(op, spec, op.first)
+                branch += [_Opt(self.named_item(op, rest, op.sep)[0]) for rest in specs[i + 1 :]]
+                branches.append(branch)
+            # With one variable the expression is there exactly when it is; with
+            # more, no single group says so, so treat it as always there.
+            return [_Opt([_Alt(branches)])], [_Step(None, presence, not many)]
         caps = [self.item(op, spec, many) for spec in specs]
-        head = (op.first, caps[0])
-        tail = None if many else (caps[0], bool(op.first))  # "#", "." and "/" are optional
+        # The first variable carries the operator's prefix, the rest its separator.
+        steps = [_Step(op.first if i == 0 else op.sep, cap, bool(op.first) or i > 0) for i, cap in enumerate(caps)]
         if op.first == op.sep:  # "." and "/": every variable carries its own prefix
-            return [_Opt([op.sep, cap]) for cap in caps], head, tail
+            return [_Opt([op.sep, cap]) for cap in caps], steps
         # "", "+", "#": positional, comma-separated; trailing variables may be missing.
         nodes: list[_Node] = [caps[0]]
         nodes += [_Opt([op.sep, cap]) for cap in caps[1:]]
         if op.first:  # "#": the whole thing is absent when every variable is
-            return [_Opt([op.first, *nodes])], head, tail
-        return nodes, head, tail
+            return [_Opt([op.first, *nodes])], steps
+        return nodes, steps
+
+
+class _Step(NamedTuple):
+    """One variable of an expression, in order, as `_compile` sees it."""
+
+    prefix: str | None  # literal text right before it; None: `_narrow` cannot use it
+    cap: _Cap
+    optional: bool  # may be absent (then `cap` does not take part)
 
 
 def _compile(parts: list[str | _Expression]) -> tuple[re.Pattern[str], list[tuple[str, _Slot]]]:
     compiler = _Compiler()
     nodes: list[_Node] = []
-    # Captures that may end up right before the next expression: (capture, is
-    # it optional, literal text since).  Emptied by anything `_narrow` cannot use.
-    earlier: list[tuple[_Cap, bool, str]] = []
+    # Captures that may end up right before the next one: (capture, is it
+    # optional, literal text since or None if `_narrow` cannot use it), oldest
+    # first.  Whatever is always there hides everything before it.
+    earlier: list[tuple[_Cap, bool, str | None]] = []
     for part in parts:
         if isinstance(part, str):
             literal = _encode(part, allow_reserved=True)
             nodes.append(literal)
-            earlier = [(cap, optional, between + literal) for cap, optional, between in earlier]
+            earlier = [(c, optional, None if b is None else b + literal) for c, optional, b in earlier]
             continue
-        expr_nodes, head, tail = compiler.expression(part)
-        if head is not None:
-            _restrict(head[1], head[0], earlier)
+        expr_nodes, steps = compiler.expression(part)
         nodes += expr_nodes
-        if tail is not None and not tail[1] and tail[0].always_empty():
-            continue  # always matches nothing (e.g. {b} in {+a}{b}): see through it
-        if tail is None:
-            earlier = []
-        elif tail[1]:
-            earlier.append((tail[0], True, ""))
-        else:
-            earlier = [(tail[0], False, "")]
+        for step in steps:
+            if step.prefix is not None:
+                _restrict(step.cap, step.prefix, earlier)
+                if not step.prefix and not step.optional and step.cap.always_empty():
+                    continue  # always matches nothing (e.g. {b} in {+a}{b}): see through it
+            entry = (step.cap, step.optional, None if step.prefix is None else "")
+            earlier = earlier + [entry] if step.optional else [entry]
     regex = re.compile(_emit_seq(nodes, frozenset()))
     # Unmodified occurrences first, so they win over {var:N} ones; markers only fill gaps.
     slots = sorted(compiler.slots.items(), key=lambda item: (item[1].marker, item[1].prefix))
