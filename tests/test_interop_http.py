@@ -52,6 +52,7 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.errors import RequestTimeout
 from tests.http_server import free_port, wait_until_up
+from tests.test_interop import eventually, text_of
 from tests.wire import DEMO
 
 pytestmark = [
@@ -66,19 +67,6 @@ SDK_HTTP_SERVER = Path(__file__).resolve().parent / "interop" / "sdk_http_server
 TEST_TIMEOUT = 15.0  # seconds, per test
 WORK_ROOT = Root(uri="file:///work", name="work")
 PING = {"jsonrpc": "2.0", "id": 99, "method": "ping"}
-
-
-async def eventually(check: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
-    """Wait until ``check()`` holds (notifications may be handled after the result)."""
-    with anyio.move_on_after(timeout):
-        while not check():
-            await anyio.sleep(0.02)
-    assert check(), f"timed out waiting for {what}"
-
-
-def text_of(result: Any) -> str:
-    """The concatenated text blocks of a CallToolResult (ours or the SDK's)."""
-    return "".join(block.text for block in result.content if isinstance(block, TextContent | sdk.TextContent))
 
 
 @dataclass
