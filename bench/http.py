@@ -17,15 +17,17 @@ event stream; the SDK always streams, mcpgen streams only when a handler sends s
 before its result, so its echo answers stay ``application/json``: the ``response`` column
 shows what came back).
 
-One load generator, written below, drives them all: ``httpx.AsyncClient`` (HTTP/1.1,
-keep-alive, a connection pool as large as the concurrency), in this process. Per server
+One load generator, written below, drives them all: a minimal HTTP/1.1 client on asyncio
+protocols (uvloop when installed), one keep-alive connection per request in flight, in
+this process. (It replaced ``httpx.AsyncClient``, whose own cost capped every server at
+about 300 requests/s with 32 in flight on this box.) Per server
 process it does the ``initialize`` handshake (protocol 2025-11-25, keeping the
 ``Mcp-Session-Id``), sends ``notifications/initialized``, then for concurrency 1 and 32: a
 warm-up, then a fixed number of ``tools/call`` requests kept that many in flight. Every
 request carries ``Mcp-Session-Id`` and ``MCP-Protocol-Version``. A JSON answer is decoded
-whole; an event stream is parsed as it arrives and the event holding the response to our
-id is taken (latency stops there; the rest of the stream is drained so the connection can
-be reused). Every response is checked: HTTP 200, our id, a result that is not an error,
+whole; an event stream is read to its end and the event holding the response to our id
+is taken (latency stops at the end of the stream, which these servers close right after
+the response). Every response is checked: HTTP 200, our id, a result that is not an error,
 and our text echoed back; failures are counted.
 
 Reported per (server, mode, concurrency): requests/s, p50 and p99 latency, the server
@@ -48,7 +50,7 @@ from __future__ import annotations
 import sys
 
 # Run as a script, this file's folder comes first on sys.path and this file, http.py,
-# would shadow the standard library's http package (which httpx imports).
+# would shadow the standard library's http package (which importlib.metadata can import).
 if sys.path and sys.path[0] and __import__("os").path.samefile(sys.path[0], __import__("os").path.dirname(__file__) or "."):
     del sys.path[0]
 
@@ -66,16 +68,6 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-import importlib.util
-
-if importlib.util.find_spec("sniffio") is None:
-    # httpcore runs ``import sniffio`` every time it sets up a lock (several times per
-    # request); when sniffio is not installed each of those failed imports scans
-    # sys.path again, which costs the load generator about a millisecond per request on
-    # a slow box. Remember the miss once: httpcore behaves the same (assumes asyncio).
-    sys.modules["sniffio"] = None  # type: ignore[assignment]
-
-import httpx
 import msgspec
 
 HERE = Path(__file__).resolve().parent
@@ -186,18 +178,133 @@ def check(message: Any, request_id: int, text: str) -> None:
         raise CallError(f"wrong text: {str(result)[:200]}")
 
 
+class Response:
+    __slots__ = ("status", "headers", "body", "arrived")
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes, arrived: float) -> None:
+        self.status, self.headers, self.body, self.arrived = status, headers, body, arrived
+
+
+def parse_response(buffer: bytearray) -> Response | None:
+    """Pop one complete HTTP/1.1 response off ``buffer`` (``Content-Length`` or chunked
+    body), or return None when it has not all arrived yet."""
+    head_end = buffer.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    lines = bytes(buffer[:head_end]).decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    pos = head_end + 4
+    if "content-length" in headers:
+        end = pos + int(headers["content-length"])
+        if len(buffer) < end:
+            return None
+        body = bytes(buffer[pos:end])
+    elif headers.get("transfer-encoding", "").lower() == "chunked":
+        parts = []
+        while True:
+            line_end = buffer.find(b"\r\n", pos)
+            if line_end < 0:
+                return None
+            size = int(bytes(buffer[pos:line_end]).split(b";")[0], 16)
+            if size == 0:
+                end = buffer.find(b"\r\n", line_end + 2)  # no trailers expected: just the blank line
+                if end < 0:
+                    return None
+                end += 2
+                break
+            if len(buffer) < line_end + 2 + size + 2:
+                return None
+            parts.append(bytes(buffer[line_end + 2 : line_end + 2 + size]))
+            pos = line_end + 2 + size + 2
+        body = b"".join(parts)
+    elif status in (202, 204, 304) or 100 <= status < 200:
+        end, body = pos, b""
+    else:
+        raise CallError(f"HTTP {status} response without a length (connection close is not supported)")
+    del buffer[:end]
+    return Response(status, headers, body, time.perf_counter())
+
+
+class Connection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection carrying one request at a time."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.waiter: asyncio.Future[Response] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # a TCP transport (uvloop's is not an asyncio.Transport subclass)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            try:
+                response = parse_response(self.buffer)
+            except Exception as exc:
+                waiter.set_exception(exc)
+                return
+            if response is not None:
+                waiter.set_result(response)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_exception(CallError(f"connection lost: {exc}"))
+
+    async def exchange(self, request: bytes) -> Response:
+        if self.transport is None:
+            raise CallError("connection closed")
+        self.waiter = asyncio.get_running_loop().create_future()
+        self.transport.write(request)
+        return await self.waiter
+
+
 class Session:
-    """One MCP session over a pooled httpx client."""
+    """One MCP session over a pool of keep-alive connections, one per request in flight.
+
+    Requests are written as bytes and responses parsed by ``parse_response`` above: the
+    same few microseconds of client work per call whichever server answers."""
 
     def __init__(self, url: str, concurrency: int) -> None:
         self.url = url
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        self.client = httpx.AsyncClient(http1=True, http2=False, limits=limits, timeout=30.0)
+        rest = url.split("://", 1)[1]
+        self.authority, _, path = rest.partition("/")
+        self.path = "/" + path
+        self.host, _, port = self.authority.partition(":")
+        self.port = int(port)
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
         self.content_types: set[str] = set()
+        self.idle: list[Connection] = []
+        self.all: list[Connection] = []
 
     async def close(self) -> None:
-        await self.client.aclose()
+        for connection in self.all:
+            if connection.transport is not None:
+                connection.transport.close()
+        self.all.clear()
+        self.idle.clear()
+
+    async def post(self, body: bytes) -> Response:
+        if self.idle:
+            connection = self.idle.pop()
+        else:
+            loop = asyncio.get_running_loop()
+            _, connection = await loop.create_connection(Connection, self.host, self.port)
+            self.all.append(connection)
+        head = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+        request = (
+            f"POST {self.path} HTTP/1.1\r\nhost: {self.authority}\r\n{head}content-length: {len(body)}\r\n\r\n"
+        ).encode("latin-1") + body
+        response = await connection.exchange(request)
+        if response.headers.get("connection", "").lower() != "close":
+            self.idle.append(connection)
+        return response
 
     async def initialize(self) -> Any:
         body = {
@@ -210,49 +317,39 @@ class Session:
                 "clientInfo": {"name": "bench-http", "version": "0"},
             },
         }
-        async with self.client.stream("POST", self.url, content=encode(body), headers=self.headers) as response:
-            if response.status_code != 200:
-                raise CallError(f"initialize: HTTP {response.status_code}: {(await response.aread())[:200]!r}")
-            session_id = response.headers.get("mcp-session-id")
-            message, _ = await self._read(response, 0)
+        response = await self.post(encode(body))
+        if response.status != 200:
+            raise CallError(f"initialize: HTTP {response.status}: {response.body[:200]!r}")
+        session_id = response.headers.get("mcp-session-id")
+        message, _ = self._read(response, 0)
         if session_id is None:
             raise CallError("initialize: no Mcp-Session-Id")
         result = message["result"]
         self.headers = {**self.headers, "mcp-session-id": session_id, "mcp-protocol-version": result["protocolVersion"]}
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        response = await self.client.post(self.url, content=encode(note), headers=self.headers)
-        if response.status_code != 202:
-            raise CallError(f"notifications/initialized: HTTP {response.status_code}")
+        response = await self.post(encode(note))
+        if response.status != 202:
+            raise CallError(f"notifications/initialized: HTTP {response.status}")
         return result
 
-    async def _read(self, response: httpx.Response, request_id: int) -> tuple[Any, float]:
+    def _read(self, response: Response, request_id: int) -> tuple[Any, float]:
         """The response message to ``request_id`` and when it arrived: the JSON body, or
-        the matching event of an event stream (then drain the stream so the connection is
-        reusable)."""
+        the matching event of an event stream (the stream is read whole: latency is to
+        its end, which for these servers comes right after the response event)."""
         ctype = response.headers.get("content-type", "").split(";")[0].strip()
         self.content_types.add(ctype)
         if ctype == "application/json":
-            return decode(await response.aread()), time.perf_counter()
+            return decode(response.body), response.arrived
         if ctype != "text/event-stream":
             raise CallError(f"unexpected content-type {ctype!r}")
-        buffer = bytearray()
-        found: Any = None
-        arrived = 0.0
-        async for chunk in response.aiter_bytes():
-            if found is not None:
-                continue  # drain the rest, so the connection can be reused
-            buffer += chunk
-            for data in sse_events(buffer):
-                if not data:
-                    continue  # priming event or comment
-                message = decode(data)
-                if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
-                    found = message
-                    arrived = time.perf_counter()
-                    break
-        if found is None:
-            raise CallError("event stream ended without the response")
-        return found, arrived
+        buffer = bytearray(response.body)
+        for data in sse_events(buffer):
+            if not data:
+                continue  # priming event or comment
+            message = decode(data)
+            if isinstance(message, dict) and message.get("id") == request_id and "method" not in message:
+                return message, response.arrived
+        raise CallError("event stream ended without the response")
 
     async def call(self, request_id: int, text: str) -> float:
         """One ``tools/call`` of echo; returns the latency in seconds."""
@@ -261,10 +358,10 @@ class Session:
              "params": {"name": "echo", "arguments": {"text": text}}}
         )  # fmt: skip
         start = time.perf_counter()
-        async with self.client.stream("POST", self.url, content=body, headers=self.headers) as response:
-            if response.status_code != 200:
-                raise CallError(f"HTTP {response.status_code}: {(await response.aread())[:200]!r}")
-            message, arrived = await self._read(response, request_id)
+        response = await self.post(body)
+        if response.status != 200:
+            raise CallError(f"HTTP {response.status}: {response.body[:200]!r}")
+        message, arrived = self._read(response, request_id)
         check(message, request_id, text)
         return arrived - start
 
@@ -473,12 +570,12 @@ async def main() -> None:
     info = {
         "python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
         "mcpgen": version("mcpgen"), "mcp": version("mcp"), "uvicorn": version("uvicorn"),
-        "httpx": version("httpx"), "protocol": PROTOCOL,
+        "httptools": installed("httptools"), "uvloop": installed("uvloop"), "protocol": PROTOCOL,
         "calls": {c: CALLS[c] // scale for c in CONCURRENCY}, "warmup": {c: WARMUP[c] // scale for c in CONCURRENCY},
     }  # fmt: skip
     print(
         f"Streamable HTTP tools/call echo, 127.0.0.1; Python {info['python']}, {info['cpus']} CPUs; mcpgen "
-        f"{info['mcpgen']}, mcp {info['mcp']}, uvicorn {info['uvicorn']} (1 worker), httpx {info['httpx']}; "
+        f"{info['mcpgen']}, mcp {info['mcp']}, uvicorn {info['uvicorn']} (1 worker; httptools {info['httptools']}, uvloop {info['uvloop']}); "
         f"calls c=1: {info['calls'][1]}, c=32: {info['calls'][32]} (after {info['warmup'][1]}/{info['warmup'][32]} warm-up)",
         flush=True,
     )
@@ -510,5 +607,17 @@ async def main() -> None:
         Path(args.json).write_text(json.dumps({"info": info, "cells": [asdict(c) for c in cells]}, indent=2))
 
 
+def installed(name: str) -> str:
+    try:
+        return version(name)
+    except Exception:
+        return "not installed"
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main())
+    else:
+        uvloop.run(main())
