@@ -118,6 +118,10 @@ class HttpSessionTransport:
         return await self.inbox.get()
 
     async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
+        self.send_now(frame, related=related, final=final)
+
+    def send_now(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> bool:
+        """Route a frame to its request's stream (or the standalone one); never waits."""
         if self.closed:
             raise ConnectionError("session closed")
         stream = self.streams.get(related) if related is not UNSET else None
@@ -126,14 +130,18 @@ class HttpSessionTransport:
             final = False
         if stream is None:
             log.debug("mcpgen: no stream for a server message; dropped")
-            return
+            return True
         if final and related is not UNSET:
             self.streams.pop(related, None)
             stream.done = True
         elif not stream.attached and stream.queue.qsize() >= _MAX_DETACHED:
             log.warning("mcpgen: nobody reads this session's stream; dropping a message")
-            return
+            return True
         stream.queue.put_nowait((frame, final))
+        return True
+
+    async def drain(self) -> None:
+        pass  # streams are unbounded queues, read by each request's HTTP response
 
     def abandon(self, related: RequestId) -> None:
         """The request was cancelled and gets no response: end the POST waiting for one,
@@ -394,6 +402,7 @@ class McpHttpApp:
         session = ServerSession(transport, self.server, **self.server.session_options)
         if env.method != "initialize":
             session.state = "ready"
+            session.answers_now = True
             session.protocol_version = version or HTTP_DEFAULT
             session.own_caps = Declared(self.server.capabilities())
         task = asyncio.ensure_future(session.run())

@@ -79,7 +79,7 @@ from mcpgen.runtime.errors import INVALID_PARAMS, CapabilityError, McpError, Res
 from mcpgen.runtime.files import guess_mime, read_file, resolve_within
 from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
 from mcpgen.runtime.server_session import ServerSession
-from mcpgen.runtime.session import current_request
+from mcpgen.runtime.session import NOT_NOW, current_request
 from mcpgen.runtime.signature import ArgumentError, Signature, signature_of
 from mcpgen.runtime.transport import Transport
 from mcpgen.runtime.uri_template import UriTemplate
@@ -408,6 +408,42 @@ class Server(ServerHandlers):
         return ListToolsResult(tools=page, next_cursor=cursor)
 
     async def call_tool(self, params: CallToolRequestParams) -> CallToolResult:
+        started = self._tool_call(params)
+        if isinstance(started, CallToolResult):
+            return started  # the arguments were refused
+        entry, kwargs = started
+        try:
+            value = await _invoke(entry.fn, entry.signature, kwargs)
+        except Exception as exc:
+            return self._tool_failed(entry, exc)
+        return self._tool_result(entry, value)
+
+    def call_tool_now(self, params: CallToolRequestParams) -> CallToolResult:
+        """``call_tool`` for a synchronous tool, without awaiting anything (the session
+        serves these on the spot); :data:`NOT_NOW` for an async tool, or one that takes a
+        :class:`Context` (its cancellation state belongs to a task of its own)."""
+        entry = self._tools.get(params.name)
+        if entry is not None and (entry.signature.is_async or entry.signature.context_param is not None):
+            return NOT_NOW  # type: ignore[no-any-return]
+        started = self._tool_call(params)
+        if isinstance(started, CallToolResult):
+            return started
+        found, kwargs = started
+        try:
+            value = found.fn(**kwargs)
+        except Exception as exc:
+            return self._tool_failed(found, exc)
+        return self._tool_result(found, value)
+
+    def immediate_handler(self, name: str) -> Callable[[Any], Any] | None:
+        """The synchronous handlers the session may call without a task (none for a
+        subclass that overrides ``call_tool``: its override must see every call)."""
+        if name == "call_tool" and type(self).call_tool is Server.call_tool:
+            return self.call_tool_now
+        return None
+
+    def _tool_call(self, params: CallToolRequestParams) -> tuple[_Tool, dict[str, Any]] | CallToolResult:
+        """The tool and its decoded arguments, or the error result refusing them."""
         entry = self._tools.get(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
@@ -415,21 +451,20 @@ class Server(ServerHandlers):
         try:
             if entry.check_input is not None:
                 entry.check_input(arguments or {})
-            kwargs = entry.signature.decode_arguments(arguments)
+            return entry, entry.signature.decode_arguments(arguments)
         except (ArgumentError, SchemaValidationError) as exc:
             return _tool_error(f"Invalid arguments for {params.name}: {exc}")
-        try:
-            value = await _invoke(entry.fn, entry.signature, kwargs)
-        except (ToolError, CapabilityError) as exc:
+
+    def _tool_failed(self, entry: _Tool, exc: Exception) -> CallToolResult:
+        name = entry.definition.name
+        if isinstance(exc, (ToolError, CapabilityError)):
             # A tool that needs sampling from a client without it failed, the call did not.
             return _tool_error(exc.message if isinstance(exc, McpError) else str(exc))
-        except McpError:
-            raise
-        except Exception as exc:
-            # The message may hold paths or secrets: it goes to the log, not to the peer.
-            log.exception("mcpgen: tool %s failed", params.name)
-            return _tool_error(f"Tool {params.name} failed with an internal error ({type(exc).__name__})")
-        return self._tool_result(entry, value)
+        if isinstance(exc, McpError):
+            raise exc
+        # The message may hold paths or secrets: it goes to the log, not to the peer.
+        log.error("mcpgen: tool %s failed", name, exc_info=exc)
+        return _tool_error(f"Tool {name} failed with an internal error ({type(exc).__name__})")
 
     def _tool_result(self, entry: _Tool, value: Any) -> CallToolResult:
         if isinstance(value, CallToolResult):

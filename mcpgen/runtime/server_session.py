@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcpgen.generated import (
@@ -40,6 +41,7 @@ class ServerSession(Session, ServerCalls):
         self.client_info: Implementation | None = None
         self.log_level: LoggingLevel = "debug"
         self.subscriptions: set[str] = set()
+        self.answers_now = False  # until initialize is answered
 
     def refuse(self, spec: MethodSpec) -> tuple[int, str] | None:
         if spec.method == "initialize":
@@ -57,9 +59,17 @@ class ServerSession(Session, ServerCalls):
             return INVALID_REQUEST, f"Invalid Request: {spec.method} before initialize"
         return super().refuse(spec)
 
+    def immediate_handler(self, spec: MethodSpec) -> Callable[[Any], Any] | None:
+        if spec.method in ("initialize", "logging/setLevel"):
+            return None  # the handshake and the log level go through call_handler below
+        return super().immediate_handler(spec)
+
     async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
         if spec.method == "initialize":
-            return await self._initialize(params)
+            result = await self._initialize(params)
+            # Its answer is sent right after this returns, before any other frame is read.
+            self.answers_now = True
+            return result
         result = await super().call_handler(spec, params)
         if spec.method == "logging/setLevel":
             self.log_level = params.level

@@ -57,6 +57,12 @@ Role = Literal["server", "client"]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 _EMPTY = b"{}"
 _UNKNOWN = object()
+NOT_NOW: Any = object()
+"""Returned by an immediate handler that cannot answer this request without waiting."""
+
+
+def _pong(params: Any) -> dict[str, Any]:
+    return {}
 
 
 @dataclass(slots=True)
@@ -131,6 +137,11 @@ class Session:
         self._queued: dict[RequestId, tuple[MethodSpec, Any]] = {}
         self._closed = asyncio.Event()
         self._notification_listeners: list[Callable[[str, Any], Awaitable[None] | None]] = []
+        self._immediate: dict[str, object] = {}  # method -> synchronous handler or None
+        # Whether requests may be answered on the spot (sides hold it off until their
+        # handshake is answered, so that no answer overtakes the handshake's).
+        self.answers_now = True
+        self._send_now: Callable[..., bool] | None = getattr(transport, "send_now", None)
 
     # ------------------------------------------------------------------ receive side
 
@@ -203,7 +214,69 @@ class Session:
                 return
             self._queued[rid] = (spec, params)
             return
-        self._start(rid, spec, params)
+        if not self._answer_now(rid, spec, params):
+            self._start(rid, spec, params)
+
+    def _answer_now(self, rid: RequestId, spec: MethodSpec, params: Any) -> bool:
+        """Serve a request on the spot when its handler can finish without waiting (a
+        synchronous tool, ping): no task to create, schedule and tear down, which is most
+        of the cost of a small request. False when it must run in a task instead."""
+        if not self.answers_now:
+            return False
+        handler = self._immediate.get(spec.method, _UNKNOWN)
+        if handler is _UNKNOWN:
+            handler = self._immediate[spec.method] = self.immediate_handler(spec)
+        if handler is None or self._send_now is None:
+            return False
+        meta = getattr(params, "meta", UNSET)
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        reset = current_request.set(RequestContext(self, rid, spec.method, meta, token))
+        try:
+            result = handler(params)  # type: ignore[operator]
+            if result is NOT_NOW:
+                return False
+            frame = self._result_frame(rid, spec, result)
+        except McpError as exc:
+            frame = error_frame(exc.code, exc.message, rid, exc.data)
+        except NotImplementedError:
+            frame = error_frame(METHOD_NOT_FOUND, f"Method not found: {spec.method}", rid)
+        except asyncio.CancelledError:
+            # Raised by the handler itself: no response, as for a cancelled request. The
+            # receive loop goes on unless it is being cancelled itself.
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            return True
+        except Exception:
+            log.exception("mcpgen: handler for %s failed", spec.method)
+            frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
+        finally:
+            current_request.reset(reset)
+        try:
+            if not self._send_now(frame, related=rid, final=True):
+                self._spawn(self.transport.drain())  # type: ignore[attr-defined]
+        except ConnectionError:
+            pass
+        return True
+
+    def immediate_handler(self, spec: MethodSpec) -> Callable[[Any], Any] | None:
+        """A synchronous handler for ``spec``'s requests, or None. It may still return
+        :data:`NOT_NOW` for a request it cannot answer at once (an async tool), which then
+        runs in a task as usual. Sides with their own handling of a method return None."""
+        if self.handler_timeout is not None:
+            return None  # keep one code path for timed handlers
+        if spec.method == "ping":
+            return _pong
+        find = getattr(self.handlers, "immediate_handler", None)
+        return find(spec.handler) if find is not None else None
+
+    def _result_frame(self, rid: RequestId, spec: MethodSpec, result: Any) -> bytes:
+        expected = _runtime_class(spec)
+        if expected is not None and not isinstance(result, expected):
+            log.error("mcpgen: %s handler returned %s, not %s", spec.method, type(result).__name__,
+                      getattr(expected, "__name__", expected))  # fmt: skip
+            return error_frame(INTERNAL_ERROR, "Internal error", rid)
+        return encode(OutResult(id=rid, result=result))
 
     def _start(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
         self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve(rid, spec, params))
@@ -257,13 +330,7 @@ class Session:
             else:
                 async with asyncio.timeout(self.handler_timeout):
                     result = await self.call_handler(spec, params)
-            expected = _runtime_class(spec)
-            if expected is not None and not isinstance(result, expected):
-                log.error("mcpgen: %s handler returned %s, not %s", spec.method, type(result).__name__,
-                          getattr(expected, "__name__", expected))  # fmt: skip
-                frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
-            else:
-                frame = encode(OutResult(id=rid, result=result))
+            frame = self._result_frame(rid, spec, result)
         except asyncio.CancelledError:
             frame = None  # cancelled by the peer (or we are closing): no response
             abandon = getattr(self.transport, "abandon", None)

@@ -63,7 +63,9 @@ class StreamTransport:
             except asyncio.IncompleteReadError:
                 return
 
-    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
+    def send_now(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> bool:
+        """Queue a frame without waiting. False when the peer is not keeping up: the
+        caller should then ``await drain()`` before sending more."""
         if self._closed or self.writer.is_closing():
             raise ConnectionError("stdio transport closed")
         # Frames sent in one turn of the event loop go out in one write (one system call
@@ -73,10 +75,18 @@ class StreamTransport:
         self._pending.append(frame)
         self._pending.append(b"\n")
         self._pending_size += len(frame) + 1
-        # Backpressure: wait only when the peer is not keeping up.
         if self._pending_size + self.writer.transport.get_write_buffer_size() > _HIGH_WATER:
             self._flush()
-            await self.writer.drain()
+            return False
+        return True
+
+    async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
+        if not self.send_now(frame):
+            await self.drain()
+
+    async def drain(self) -> None:
+        """Wait until the peer has read enough of what we sent (backpressure)."""
+        await self.writer.drain()
 
     def _flush(self) -> None:
         if self._pending and not self.writer.is_closing():

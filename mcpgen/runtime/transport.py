@@ -26,6 +26,19 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
+class ImmediateTransport(Transport, Protocol):
+    """A transport that can also take a frame without waiting. Sessions answer requests
+    whose handlers finish at once (a synchronous tool) on the spot, without a task, when
+    their transport offers this."""
+
+    def send_now(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> bool:
+        """Queue ``frame``; False when the peer is not keeping up, so the caller should
+        wait (``await drain()``) before sending more."""
+        ...
+
+    async def drain(self) -> None: ...
+
+
 class MemoryTransport:
     """One end of an in-process pipe; see :func:`memory_pair`."""
 
@@ -41,9 +54,16 @@ class MemoryTransport:
         return frame
 
     async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
+        self.send_now(frame)
+
+    def send_now(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> bool:
         if self._closed:
             raise ConnectionError("transport closed")
         self._outbox.put_nowait(frame)
+        return True
+
+    async def drain(self) -> None:
+        pass
 
     async def close(self) -> None:
         if not self._closed:

@@ -1,0 +1,143 @@
+"""Requests whose handlers finish at once (ping, a synchronous tool) are answered on the
+spot, without a task per request; everything else still runs in a task of its own. The
+answers must be the same either way."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import pytest
+
+from mcpgen import Client, Context, Server
+from mcpgen.generated import CallToolRequestParams, CallToolResult, TextContent
+from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcpgen.runtime.stdio import _HIGH_WATER, StreamTransport
+
+pytestmark = pytest.mark.anyio
+
+
+def text(result: CallToolResult) -> str:
+    assert result.is_error is not True, result
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def _server(tasks: dict[str, list[Any]], **options: Any) -> Server:
+    server = Server("s", **options)
+
+    @server.tool()
+    def sync_echo(text: str) -> str:
+        tasks.setdefault("sync", []).append(asyncio.current_task())
+        return text
+
+    @server.tool()
+    async def async_echo(text: str) -> str:
+        tasks.setdefault("async", []).append(asyncio.current_task())
+        return text
+
+    @server.tool()
+    def sync_with_context(ctx: Context) -> str:
+        tasks.setdefault("context", []).append(asyncio.current_task())
+        return str(ctx.request_id)
+
+    @server.tool()
+    def sync_crash() -> str:
+        raise ValueError("secret detail")
+
+    @server.tool()
+    def sync_refuses() -> str:
+        raise McpError(INVALID_PARAMS, "refused on purpose")
+
+    return server
+
+
+async def test_sync_tools_share_the_receive_loop_and_others_get_a_task_each() -> None:
+    tasks: dict[str, list[Any]] = {}
+    async with Client(_server(tasks)) as client:
+        for i in range(3):
+            assert text(await client.call_tool("sync_echo", {"text": f"s{i}"})) == f"s{i}"
+            assert text(await client.call_tool("async_echo", {"text": f"a{i}"})) == f"a{i}"
+            answer = await client.call_tool("sync_with_context")
+            assert answer.is_error is not True and answer.content[0].text.isdigit()  # type: ignore[union-attr]
+    # Served on the spot: every call ran in the same task, the session's receive loop.
+    assert len(set(map(id, tasks["sync"]))) == 1
+    # In a task each: three calls, three tasks, none of them the receive loop.
+    for kind in ("async", "context"):
+        assert len(set(map(id, tasks[kind]))) == 3 and tasks["sync"][0] not in tasks[kind]
+
+
+async def test_failures_are_answered_the_same_way_on_the_spot() -> None:
+    async with Client(_server({})) as client:
+        crash = await client.call_tool("sync_crash")
+        assert crash.is_error is True and "secret detail" not in crash.content[0].text  # type: ignore[union-attr]
+        with pytest.raises(McpError) as refused:
+            await client.call_tool("sync_refuses")
+        assert refused.value.code == INVALID_PARAMS and "refused on purpose" in refused.value.message
+        bad = await client.call_tool("sync_echo", {"text": 5})
+        assert bad.is_error is True and "text" in bad.content[0].text  # type: ignore[union-attr]
+        with pytest.raises(McpError) as unknown:
+            await client.call_tool("no_such_tool")
+        assert unknown.value.code == INVALID_PARAMS
+        await client.ping()
+        # the session is still fine after all of the above
+        assert text(await client.call_tool("sync_echo", {"text": "after"})) == "after"
+
+
+async def test_an_overridden_call_tool_sees_every_call() -> None:
+    class Wrapped(Server):
+        async def call_tool(self, params: CallToolRequestParams) -> CallToolResult:
+            if params.name == "odd":
+                wrong: Any = {"not": "a result"}
+                return wrong  # type: ignore[no-any-return]
+            result = await super().call_tool(params)
+            return CallToolResult(content=[TextContent(text="wrapped")] + result.content)
+
+    server = Wrapped("w")
+
+    @server.tool()
+    def plain() -> str:
+        return "plain"
+
+    @server.tool()
+    def odd() -> str:
+        return "unreachable"
+
+    async with Client(server) as client:
+        assert [c.text for c in (await client.call_tool("plain")).content] == ["wrapped", "plain"]  # type: ignore[union-attr]
+        with pytest.raises(McpError) as wrong:
+            await client.call_tool("odd")
+        assert wrong.value.code == INTERNAL_ERROR
+
+
+async def test_a_handler_timeout_keeps_every_call_in_a_task() -> None:
+    tasks: dict[str, list[Any]] = {}
+    async with Client(_server(tasks, handler_timeout=5.0)) as client:
+        for i in range(2):
+            await client.call_tool("sync_echo", {"text": str(i)})
+    assert len(set(map(id, tasks["sync"]))) == 2
+
+
+async def test_send_now_reports_a_peer_that_is_not_reading() -> None:
+    loop = asyncio.get_running_loop()
+    read_fd, write_fd = os.pipe()
+    try:
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(loop=loop), os.fdopen(write_fd, "wb", 0)
+        )
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        stdio = StreamTransport(asyncio.StreamReader(), writer)
+        frame = b"x" * 4096
+        verdicts = [stdio.send_now(frame) for _ in range(2 * _HIGH_WATER // len(frame))]
+        assert verdicts[0] is True and verdicts[-1] is False  # nobody reads the pipe
+        reading = asyncio.ensure_future(stdio.drain())
+        await asyncio.sleep(0.05)
+        assert not reading.done()  # backpressure: waits for the reader
+        while not reading.done():  # the peer catches up
+            await loop.run_in_executor(None, os.read, read_fd, 1 << 20)
+            await asyncio.sleep(0)
+        await stdio.close()
+    finally:
+        os.close(read_fd)
