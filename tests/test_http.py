@@ -162,6 +162,24 @@ def test_dropped_stream_is_replayed_with_last_event_id(url: str) -> None:
     assert unknown.status_code == 404
 
 
+def test_quiet_streams_get_keepalive_comments() -> None:
+    """A stream with nothing to say still sends a comment now and then, so proxies and
+    clients do not take it for dead; the client's SSE parser skips comments."""
+    with demo_http("--keepalive", "0.2") as quick:
+        session_id = open_session(quick)
+        headers = {"mcp-session-id": session_id, "accept": "text/event-stream"}
+        lines: list[str] = []
+        with httpx.stream("GET", quick, headers=headers, timeout=5) as stream:
+            assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
+            for line in stream.iter_lines():
+                lines.append(line)
+                if sum(1 for seen in lines if seen.startswith(":")) >= 2:
+                    break
+        comments = [line for line in lines if line.startswith(":")]
+        assert len(comments) >= 2
+        assert all(line.strip() == "data:" for line in lines if line.startswith("data"))  # priming only
+
+
 # ---------------------------------------------------------------- the client
 
 

@@ -1,7 +1,7 @@
 """An mcpgen server exercising every feature; the runtime tests drive it over stdio and
 Streamable HTTP.
 
-Run: python tests/servers/demo.py [--page-size N] [--http PORT [--stateless] [--json-response] [--max-body N]]
+Run: python tests/servers/demo.py [--page-size N] [--http PORT [--stateless] [--json-response] [--max-body N] [--keepalive SECONDS]]
 """
 
 from __future__ import annotations
@@ -237,6 +237,7 @@ if __name__ == "__main__":
             stateless="--stateless" in sys.argv,
             json_response="--json-response" in sys.argv,
             max_body=int(option("--max-body") or 16 * 1024 * 1024),
+            keepalive=float(option("--keepalive") or 15.0),
             retry_ms=200,
         )
     else:
