@@ -13,7 +13,10 @@ import pytest
 from mcpgen import Client, Context, Server
 from mcpgen.generated import CallToolRequestParams, CallToolResult, TextContent
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcpgen.generated import MethodSpec
+from mcpgen.runtime.server_session import ServerSession
 from mcpgen.runtime.stdio import _HIGH_WATER, StreamTransport
+from mcpgen.runtime.transport import Transport, memory_pair
 
 pytestmark = pytest.mark.anyio
 
@@ -110,6 +113,27 @@ async def test_an_overridden_call_tool_sees_every_call() -> None:
         with pytest.raises(McpError) as wrong:
             await client.call_tool("odd")
         assert wrong.value.code == INTERNAL_ERROR
+
+
+async def test_a_session_subclass_that_overrides_call_handler_sees_every_call() -> None:
+    seen: list[str] = []
+
+    class Audited(ServerSession):
+        async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
+            seen.append(spec.method)
+            return await super().call_handler(spec, params)
+
+    server = _server({})
+
+    async def connect() -> Transport:
+        ours, theirs = memory_pair()
+        asyncio.ensure_future(Audited(theirs, server).run())
+        return ours
+
+    async with Client(connect=connect) as client:
+        await client.ping()
+        assert text(await client.call_tool("sync_echo", {"text": "x"})) == "x"
+    assert seen == ["initialize", "ping", "tools/call"]
 
 
 async def test_a_handler_timeout_keeps_every_call_in_a_task() -> None:

@@ -75,6 +75,8 @@ class ServerSession(Session, ServerCalls):
             self.log_level = params.level
         return result
 
+    _stock_call_handler = call_handler
+
     async def _initialize(self, params: InitializeRequestParams) -> InitializeResult:
         self.protocol_version = negotiate(params.protocol_version)
         self.peer_caps = Declared(params.capabilities)

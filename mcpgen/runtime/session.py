@@ -265,6 +265,8 @@ class Session:
         runs in a task as usual. Sides with their own handling of a method return None."""
         if self.handler_timeout is not None:
             return None  # keep one code path for timed handlers
+        if type(self).call_handler is not type(self)._stock_call_handler:
+            return None  # a subclass's call_handler must see every request
         if spec.method == "ping":
             return _pong
         find = getattr(self.handlers, "immediate_handler", None)
@@ -359,6 +361,8 @@ class Session:
         if spec.method == "ping":
             return {}  # always answered, by either side, whatever the handlers do
         return await getattr(self.handlers, spec.handler)(params)
+
+    _stock_call_handler = call_handler  # the call_handler immediate handlers stand in for
 
     def _on_notification(self, env: Envelope) -> None:
         method: str = env.method
