@@ -103,6 +103,17 @@ def test_malformed_bodies_are_400_with_a_json_rpc_error(url: str) -> None:
         assert reply.json()["error"]["code"] in (-32700, -32600)
 
 
+def test_unreadable_response_is_400_and_the_session_goes_on(url: str) -> None:
+    """A response we cannot read (here a number beyond float range in its error code)
+    has no request to answer: the POST gets 400, nothing breaks (it once got a 500)."""
+    session_id = open_session(url)
+    headers = {**ACCEPT, "mcp-session-id": session_id}
+    body = b'{"jsonrpc":"2.0","id":"zz","error":{"code":-1e400,"message":"unknown"}}'
+    reply = httpx.post(url, content=body, headers=headers)
+    assert reply.status_code == 400 and "id" not in reply.json() and reply.json()["error"]["code"] == -32600
+    assert post(url, {"jsonrpc": "2.0", "id": 3, "method": "ping"}, {"mcp-session-id": session_id}).json()["result"] == {}
+
+
 def test_dns_rebinding_protection(url: str) -> None:
     assert post(url, INIT, {"host": "evil.example.com"}).status_code == 403
     assert post(url, INIT, {"origin": "http://evil.example.com"}).status_code == 403

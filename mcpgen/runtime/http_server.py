@@ -29,7 +29,7 @@ from mcpgen.runtime import sse
 from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.errors import INVALID_REQUEST
 from mcpgen.runtime.event_store import EventStore, MemoryEventStore
-from mcpgen.runtime.framing import Envelope, FrameError, RequestId, decode_envelope, error_frame
+from mcpgen.runtime.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server_session import ServerSession
 from mcpgen.runtime.versions import HTTP_DEFAULT, REVISIONS
 
@@ -173,6 +173,13 @@ class _Live:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+async def _refuse_unreadable(send: Send, exc: FrameDropped) -> None:
+    """A response (or error) we cannot read gets no JSON-RPC answer; over HTTP the POST
+    still needs a status: 400, with an error that names no request."""
+    log.warning("mcpgen: dropped %s", exc)
+    await _respond(send, 400, error_frame(INVALID_REQUEST, f"Invalid Request: {exc}"))
+
+
 class HttpError(Exception):
     def __init__(self, status: int, message: str, code: int = INVALID_REQUEST) -> None:
         super().__init__(message)
@@ -282,6 +289,9 @@ class McpHttpApp:
             env = decode_envelope(body)
         except FrameError as exc:
             await _respond(send, 400, error_frame(exc.code, exc.message, exc.id))
+            return
+        except FrameDropped as exc:
+            await _refuse_unreadable(send, exc)
             return
         is_request = env.method is not UNSET and env.id is not UNSET
         if self.options.stateless:

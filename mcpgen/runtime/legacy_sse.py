@@ -15,7 +15,7 @@ from urllib.parse import parse_qs
 from msgspec import UNSET, UnsetType
 
 from mcpgen.runtime import sse
-from mcpgen.runtime.framing import FrameError, RequestId, decode_envelope, error_frame
+from mcpgen.runtime.framing import FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server_session import ServerSession
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class LegacySseEndpoints:
         return path in (SSE_PATH, MESSAGES_PATH)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
-        from mcpgen.runtime.http_server import HttpError, _read_body, _respond
+        from mcpgen.runtime.http_server import HttpError, _read_body, _refuse_unreadable, _respond
 
         if path == SSE_PATH and scope["method"] == "GET":
             await self._stream(scope, receive, send)
@@ -69,6 +69,9 @@ class LegacySseEndpoints:
                 decode_envelope(body)
             except FrameError as exc:
                 await _respond(send, 400, error_frame(exc.code, exc.message, exc.id))
+                return
+            except FrameDropped as exc:
+                await _refuse_unreadable(send, exc)
                 return
             transport.inbox.put_nowait(body)
             await _respond(send, 202, b"Accepted", b"text/plain")

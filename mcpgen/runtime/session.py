@@ -152,7 +152,7 @@ class Session:
                 try:
                     frame = await self.transport.receive()
                 except FrameTooLarge as exc:
-                    self._spawn(self._send(error_frame(INVALID_REQUEST, f"Invalid Request: {exc}")))
+                    self._send_soon(error_frame(INVALID_REQUEST, f"Invalid Request: {exc}"))
                     continue
                 if frame is None:
                     break
@@ -169,7 +169,7 @@ class Session:
         try:
             env = decode_envelope(frame)
         except FrameError as exc:
-            self._spawn(self._send(error_frame(exc.code, exc.message, exc.id), related=exc.id, final=True))
+            self._send_soon(error_frame(exc.code, exc.message, exc.id), related=exc.id, final=True)
             return
         except FrameDropped as exc:
             log.warning("mcpgen: dropped %s", exc)
@@ -252,11 +252,7 @@ class Session:
             frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
         finally:
             current_request.reset(reset)
-        try:
-            if not self._send_now(frame, related=rid, final=True):
-                self._spawn(self.transport.drain())  # type: ignore[attr-defined]
-        except ConnectionError:
-            pass
+        self._send_soon(frame, related=rid, final=True)
         return True
 
     def immediate_handler(self, spec: MethodSpec) -> Callable[[Any], Any] | None:
@@ -440,7 +436,19 @@ class Session:
             entry[0].set_exception(exc)
 
     def _reply_error(self, rid: RequestId, code: int, message: str) -> None:
-        self._spawn(self._send(error_frame(code, message, rid), related=rid, final=True))
+        self._send_soon(error_frame(code, message, rid), related=rid, final=True)
+
+    def _send_soon(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
+        """Send from synchronous code: queued at once when the transport allows it (so the
+        answers to what was read go out in the order it was read), else by a task."""
+        if self._send_now is None:
+            self._spawn(self._send(frame, related=related, final=final))
+            return
+        try:
+            if not self._send_now(frame, related=related, final=final):
+                self._spawn(self.transport.drain())  # type: ignore[attr-defined]
+        except ConnectionError:
+            log.debug("mcpgen: dropped a frame for a closed connection")
 
     # ------------------------------------------------------------------ send side
 
