@@ -11,11 +11,14 @@ subprocess:
 * ``raw``: a trivial raw-ASGI app that fakes just enough MCP (``bench/servers/raw_http.py``)
   under the same uvicorn: the ceiling of this load generator plus uvicorn on this box.
 
-Each server runs in two modes, restarted for each: ``json`` (JSON responses:
-``json_response=True``) and ``sse`` (the default, where a POST may be answered with an
+Each server runs in three modes, restarted for each: ``json`` (JSON responses:
+``json_response=True``), ``sse`` (the default, where a POST may be answered with an
 event stream; the SDK always streams, mcpgen streams only when a handler sends something
 before its result, so its echo answers stay ``application/json``: the ``response`` column
-shows what came back).
+shows what came back) and ``progress`` (the default setting again, but each call goes to
+``echo_progress`` with a ``progressToken``: the tool reports progress once before its
+result, so both servers answer with an event stream carrying the notification and then
+the result; a call whose stream lacks the notification counts as an error).
 
 One load generator, written below, drives them all: a minimal HTTP/1.1 client on asyncio
 protocols (uvloop when installed), one keep-alive connection per request in flight, in
@@ -41,7 +44,7 @@ Run from the repository root with the project's venv active (Linux, for ``/proc`
     python bench/http.py --quick            # every count divided by 10
     python bench/http.py --scale 4          # every count divided by 4 (slow boxes)
     python bench/http.py --json http.json   # also write the numbers as JSON
-    python bench/http.py --profile prof.out # only mcpgen, json, c=32, under cProfile;
+    python bench/http.py --profile prof.out # only mcpgen, c=32, the first of --modes, under cProfile;
                                             # prints mcpgen's hot spots
 """
 
@@ -76,7 +79,8 @@ SERVERS: dict[str, Path] = {
     "mcpgen": HERE / "servers" / "mcpgen_http.py",
     "SDK": HERE / "servers" / "sdk_http.py",
 }
-MODES = ("json", "sse")
+MODES = ("json", "sse", "progress")
+TOOL = {"json": "echo", "sse": "echo", "progress": "echo_progress"}
 CONCURRENCY = (1, 32)
 CALLS = {1: 2_000, 32: 10_000}
 WARMUP = {1: 200, 32: 1_000}
@@ -271,8 +275,9 @@ class Session:
     Requests are written as bytes and responses parsed by ``parse_response`` above: the
     same few microseconds of client work per call whichever server answers."""
 
-    def __init__(self, url: str, concurrency: int) -> None:
+    def __init__(self, url: str, concurrency: int, mode: str = "sse") -> None:
         self.url = url
+        self.mode = mode
         rest = url.split("://", 1)[1]
         self.authority, _, path = rest.partition("/")
         self.path = "/" + path
@@ -353,16 +358,18 @@ class Session:
 
     async def call(self, request_id: int, text: str) -> float:
         """One ``tools/call`` of echo; returns the latency in seconds."""
-        body = encode(
-            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-             "params": {"name": "echo", "arguments": {"text": text}}}
-        )  # fmt: skip
+        params: dict[str, Any] = {"name": TOOL[self.mode], "arguments": {"text": text}}
+        if self.mode == "progress":
+            params["_meta"] = {"progressToken": request_id}
+        body = encode({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
         start = time.perf_counter()
         response = await self.post(body)
         if response.status != 200:
             raise CallError(f"HTTP {response.status}: {response.body[:200]!r}")
         message, arrived = self._read(response, request_id)
         check(message, request_id, text)
+        if self.mode == "progress" and b'"notifications/progress"' not in response.body:
+            raise CallError("no progress notification before the result")
         return arrived - start
 
 
@@ -431,7 +438,7 @@ async def bench_server(
         next_id = 1
         headers: dict[str, str] | None = None  # the MCP session's, once initialized
         for concurrency in concurrencies:
-            session = Session(server.url, concurrency)
+            session = Session(server.url, concurrency, mode)
             try:
                 if headers is None:
                     await session.initialize()
@@ -561,9 +568,9 @@ async def main() -> None:
     parser.add_argument("--scale", type=int, default=1, help="divide every count by this (default 1)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--servers", default="raw,mcpgen,SDK", help="comma-separated subset of raw,mcpgen,SDK")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of json,sse")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of json,sse,progress")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="cap on each measured run (default 120)")
-    parser.add_argument("--profile", metavar="PATH", help="profile mcpgen (json, c=32 only) and print its hot spots")
+    parser.add_argument("--profile", metavar="PATH", help="profile mcpgen (c=32, the first of --modes only) and print its hot spots")
     args = parser.parse_args()
     scale = 10 if args.quick else max(1, args.scale)
 
@@ -582,7 +589,7 @@ async def main() -> None:
 
     if args.profile:
         path = str(Path(args.profile).resolve())
-        cells = await bench_server("mcpgen", "json", scale, args.max_seconds, (32,), {"MCPGEN_BENCH_PROFILE": path})
+        cells = await bench_server("mcpgen", args.modes.split(",")[0], scale, args.max_seconds, (32,), {"MCPGEN_BENCH_PROFILE": path})
         print(table(cells))
         print()
         print(hot_spots(path))
@@ -593,6 +600,8 @@ async def main() -> None:
     servers = [s for s in SERVERS if s in args.servers.split(",")]
     for mode in [m for m in MODES if m in args.modes.split(",")]:
         for name in servers:
+            if name == "raw" and mode == "progress":
+                continue  # the fake server has no progress to send
             cells.extend(await bench_server(name, mode, scale, args.max_seconds))
     print()
     print(table(cells))

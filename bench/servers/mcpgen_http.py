@@ -1,5 +1,7 @@
-"""mcpgen server with one tool, ``echo(text: str) -> str``, served over Streamable HTTP
-with uvicorn (1 worker, log level warning) on 127.0.0.1, for ``bench/http.py``.
+"""mcpgen server with two tools, ``echo(text: str) -> str`` and ``echo_progress`` (the
+same after one progress notification, so that its answer is an SSE stream), served over
+Streamable HTTP with uvicorn (1 worker, log level warning) on 127.0.0.1, for
+``bench/http.py``.
 
 Run: python bench/servers/mcpgen_http.py PORT [--json-response]
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from mcpgen import Server
+from mcpgen import Context, Server
 
 server = Server("mcpgen-echo-http")
 
@@ -24,6 +26,13 @@ server = Server("mcpgen-echo-http")
 @server.tool()
 def echo(text: str) -> str:
     """Echo the text back."""
+    return text
+
+
+@server.tool()
+async def echo_progress(text: str, ctx: Context) -> str:
+    """Report progress once, then echo the text back."""
+    await ctx.report_progress(1, 1)
     return text
 
 

@@ -1,5 +1,6 @@
 """Official MCP SDK high-level server (``mcp.server.mcpserver.MCPServer``, formerly
-FastMCP) with one tool, ``echo(text: str) -> str``, served over Streamable HTTP with
+FastMCP) with two tools, ``echo(text: str) -> str`` and ``echo_progress`` (the same after
+one progress notification), served over Streamable HTTP with
 uvicorn (1 worker, log level warning) on 127.0.0.1, for ``bench/http.py``.
 
 Run: python bench/servers/sdk_http.py PORT [--json-response]
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("sdk-echo-http", log_level="WARNING")
 
@@ -21,6 +22,13 @@ server = MCPServer("sdk-echo-http", log_level="WARNING")
 @server.tool()
 def echo(text: str) -> str:
     """Echo the text back."""
+    return text
+
+
+@server.tool()
+async def echo_progress(text: str, ctx: Context) -> str:
+    """Report progress once, then echo the text back."""
+    await ctx.report_progress(1, 1)
     return text
 
 

@@ -355,26 +355,36 @@ class McpHttpApp:
         await send({"type": "http.response.start", "status": 200, "headers": _sse_headers(extra)})
         disconnected = asyncio.ensure_future(_wait_disconnect(receive))
         stream.attached = True
+        # Events ready at the same moment go out in one body message (one write): often
+        # the priming event, a notification and the response of a request all at once.
+        ready: list[bytes] = []
         try:
             if prime:
                 event_id = await events.store(stream.id, b"")
-                await _body(send, sse.event(b"", event_id, self.options.retry_ms))
+                ready.append(sse.event(b"", event_id, self.options.retry_ms))
             for event_id, frame in replay:
                 if frame:
-                    await _body(send, sse.event(frame, event_id))
+                    ready.append(sse.event(frame, event_id))
             while first is not None or not (stream.done and stream.queue.empty()):
                 if first is not None:
                     frame, final = first
                     first = None
+                elif disconnected.done():
+                    return
+                elif not stream.queue.empty():  # no task and no wait for what is already here
+                    frame, final = stream.queue.get_nowait()
                 else:
+                    if ready:
+                        await _body(send, b"".join(ready))
+                        ready.clear()
                     getter = asyncio.ensure_future(stream.queue.get())
-                    ready, _ = await asyncio.wait(
+                    done, _ = await asyncio.wait(
                         {getter, disconnected}, timeout=self.options.keepalive, return_when=asyncio.FIRST_COMPLETED
                     )
-                    if disconnected in ready:
+                    if disconnected in done:
                         getter.cancel()
                         return
-                    if getter not in ready:
+                    if getter not in done:
                         getter.cancel()
                         await _body(send, sse.KEEPALIVE)
                         continue
@@ -382,10 +392,10 @@ class McpHttpApp:
                 if final is None:
                     break  # the handler asked to end this connection (polling); the stream lives on
                 event_id = await events.store(stream.id, frame)
-                await _body(send, sse.event(frame, event_id))
+                ready.append(sse.event(frame, event_id))
                 if final:
                     break
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await send({"type": "http.response.body", "body": b"".join(ready), "more_body": False})
         finally:
             stream.attached = False
             disconnected.cancel()
