@@ -165,3 +165,26 @@ async def test_send_now_reports_a_peer_that_is_not_reading() -> None:
         await stdio.close()
     finally:
         os.close(read_fd)
+
+
+async def test_a_flood_answered_on_the_spot_does_not_starve_other_tasks() -> None:
+    ours, theirs = memory_pair()
+    session = ServerSession(theirs, Server("s"))
+    session.answers_now = True  # as after the handshake; ping needs none
+    flood = 2_000
+    for i in range(flood):
+        await ours.send(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % i)
+    seen_by_other_task: list[int] = []
+
+    async def other_task() -> None:
+        await asyncio.sleep(0)
+        seen_by_other_task.append(ours._inbox.qsize())  # answers sent so far
+
+    other = asyncio.ensure_future(other_task())
+    running = asyncio.ensure_future(session.run())
+    answers = [await ours.receive() for _ in range(flood)]
+    await other
+    assert all(a is not None and b'"result":{}' in a for a in answers)
+    assert seen_by_other_task[0] < flood // 4  # it ran early, not after the whole flood
+    await ours.close()
+    await running

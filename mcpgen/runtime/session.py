@@ -56,6 +56,7 @@ T = TypeVar("T")
 Role = Literal["server", "client"]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 _EMPTY = b"{}"
+_YIELD_EVERY = 64  # frames handled in a row before the receive loop lets other tasks run
 _UNKNOWN = object()
 NOT_NOW: Any = object()
 """Returned by an immediate handler that cannot answer this request without waiting."""
@@ -148,7 +149,7 @@ class Session:
     async def run(self) -> None:
         """Serve until the peer closes the connection, then clean up."""
         try:
-            while True:
+            for count in itertools.count(1):
                 try:
                     frame = await self.transport.receive()
                 except FrameTooLarge as exc:
@@ -160,6 +161,10 @@ class Session:
                     self.on_frame(frame)
                 except Exception:  # a bug of ours must not end the session
                     log.exception("mcpgen: failed to handle a frame")
+                if count % _YIELD_EVERY == 0:
+                    # receive() does not wait while frames are buffered, and answers given on
+                    # the spot do not either: let the other tasks run during a flood.
+                    await asyncio.sleep(0)
         finally:
             await self._shutdown(grace=self.drain_timeout)
 
