@@ -49,7 +49,7 @@ from mcpgen.runtime.framing import (
     error_frame,
     valid_id,
 )
-from mcpgen.runtime.transport import Transport
+from mcpgen.runtime.transport import ImmediateTransport, Transport
 
 log = logging.getLogger("mcpgen")
 T = TypeVar("T")
@@ -142,7 +142,8 @@ class Session:
         # Whether requests may be answered on the spot (sides hold it off until their
         # handshake is answered, so that no answer overtakes the handshake's).
         self.answers_now = True
-        self._send_now: Callable[..., bool] | None = getattr(transport, "send_now", None)
+        # Set when the transport can take a frame without waiting (see _answer_now).
+        self._immediate_transport = transport if isinstance(transport, ImmediateTransport) else None
 
     # ------------------------------------------------------------------ receive side
 
@@ -231,11 +232,9 @@ class Session:
         handler = self._immediate.get(spec.method, _UNKNOWN)
         if handler is _UNKNOWN:
             handler = self._immediate[spec.method] = self.immediate_handler(spec)
-        if handler is None or self._send_now is None:
+        if handler is None or self._immediate_transport is None:
             return False
-        meta = getattr(params, "meta", UNSET)
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        reset = current_request.set(RequestContext(self, rid, spec.method, meta, token))
+        reset = current_request.set(self._request_context(rid, spec, params))
         try:
             result = handler(params)  # type: ignore[operator]
             if result is NOT_NOW:
@@ -321,11 +320,13 @@ class Session:
             self._refusals[key] = found
         return found  # type: ignore[return-value]
 
-    async def _serve(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
+    def _request_context(self, rid: RequestId, spec: MethodSpec, params: Any) -> RequestContext:
         meta = getattr(params, "meta", UNSET)
         token = meta.get("progressToken") if isinstance(meta, dict) else None  # checked when decoded
-        ctx = RequestContext(self, rid, spec.method, meta, token)
-        current_request.set(ctx)
+        return RequestContext(self, rid, spec.method, meta, token)
+
+    async def _serve(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
+        current_request.set(self._request_context(rid, spec, params))
         frame: bytes | None = None
         try:
             if self.handler_timeout is None:
@@ -446,12 +447,13 @@ class Session:
     def _send_soon(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
         """Send from synchronous code: queued at once when the transport allows it (so the
         answers to what was read go out in the order it was read), else by a task."""
-        if self._send_now is None:
+        transport = self._immediate_transport
+        if transport is None:
             self._spawn(self._send(frame, related=related, final=final))
             return
         try:
-            if not self._send_now(frame, related=related, final=final):
-                self._spawn(self.transport.drain())  # type: ignore[attr-defined]
+            if not transport.send_now(frame, related=related, final=final):
+                self._spawn(transport.drain())
         except ConnectionError:
             log.debug("mcpgen: dropped a frame for a closed connection")
 

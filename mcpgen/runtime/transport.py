@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from msgspec import UNSET, UnsetType
 
@@ -26,6 +26,7 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
+@runtime_checkable
 class ImmediateTransport(Transport, Protocol):
     """A transport that can also take a frame without waiting. Sessions answer requests
     whose handlers finish at once (a synchronous tool) on the spot, without a task, when
