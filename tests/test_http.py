@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpgen import Client, McpError
+from mcpgen import Client, McpError, Server
 from mcpgen.generated import TextContent
-from tests.http_server import demo_http
+from tests.http_server import demo_http, free_port
 from tests.test_client import elicitor, sampler
 
 pytestmark = pytest.mark.anyio
@@ -208,6 +208,52 @@ async def test_client_over_http(url: str) -> None:
         with pytest.raises(McpError):
             await client.read_resource("file:///missing")
     assert progress == [1, 2, 3]
+
+
+async def test_client_waits_for_the_get_stream_before_its_first_request() -> None:
+    """Otherwise a server may take the GET for the resumption of a request's stream it has
+    just closed (the conformance suite's sse-retry server did, now and then)."""
+    import uvicorn
+
+    server = Server("s")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    app = server.http_app()
+    seen: list[str] = []
+
+    async def recorder(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        if scope["method"] != "GET":
+            seen.append(scope["method"])
+            await app(scope, receive, send)
+            return
+        await asyncio.sleep(0.3)  # a server slow to answer the GET
+
+        async def noting(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                seen.append("GET answered")
+            await send(message)
+
+        await app(scope, receive, noting)
+
+    port = free_port()
+    web = uvicorn.Server(uvicorn.Config(recorder, host="127.0.0.1", port=port, log_level="warning"))
+    serving = asyncio.ensure_future(web.serve())
+    try:
+        while not web.started:
+            await asyncio.sleep(0.01)
+        async with Client.http(f"http://127.0.0.1:{port}/mcp") as client:
+            assert (await client.call_tool("echo", {"text": "x"})).content == [TextContent(text="x")]
+    finally:
+        web.should_exit = True
+        await serving
+    # initialize, notifications/initialized, the GET answered, then the first request
+    assert seen[:4] == ["POST", "POST", "GET answered", "POST"], seen
 
 
 async def test_standalone_stream_delivers_list_changed(url: str) -> None:

@@ -44,7 +44,10 @@ class ClientSession(Session, ClientCalls):
         self.instructions = result.instructions or None
         self.state = "ready"
         started = getattr(self.transport, "started", None)
-        if started is not None:  # e.g. HTTP: send the version header, open the GET stream
+        if started is not None:  # e.g. HTTP: send the version header from now on
             await started(result.protocol_version)
         await self.send_notification("notifications/initialized", {})
+        initialized = getattr(self.transport, "initialized", None)
+        if initialized is not None:  # e.g. HTTP: open the GET stream
+            await initialized()
         return result

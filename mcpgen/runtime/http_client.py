@@ -25,6 +25,7 @@ from mcpgen.runtime.framing import RequestId, error_frame
 log = logging.getLogger("mcpgen")
 _ACCEPT = "application/json, text/event-stream"
 _DEFAULT_RETRY_MS = 1000
+_GET_ANSWER_WAIT = 5.0  # seconds the first request waits for the GET stream's answer
 _MAX_RESUMES = 5
 
 
@@ -211,17 +212,29 @@ class HttpTransport:
     # ------------------------------------------------------------ lifecycle hooks
 
     async def started(self, protocol_version: str) -> None:
-        """The handshake finished: send the version from now on, open the GET stream."""
+        """The server answered ``initialize``: send its version from now on."""
         self.protocol_version = protocol_version
-        if self.standalone_stream and self.session_id is not None:
-            task = asyncio.ensure_future(self._standalone())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
 
-    async def _standalone(self) -> None:
+    async def initialized(self) -> None:
+        """The handshake is over: open the GET stream. The first request waits until the
+        server has answered the GET (for a few seconds at most), so that a server never
+        takes this stream for the resumption of a request's stream that it just closed."""
+        if not self.standalone_stream or self.session_id is None:
+            return
+        answered = asyncio.Event()
+        task = asyncio.ensure_future(self._standalone(answered))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        try:
+            await asyncio.wait_for(answered.wait(), _GET_ANSWER_WAIT)
+        except TimeoutError:
+            log.debug("mcpgen: the server has not answered the GET stream yet; going on")
+
+    async def _standalone(self, answered: asyncio.Event) -> None:
         parser = sse.Parser()
         while not self._closed:
             response = await self._get_stream(parser.last_id)
+            answered.set()
             if response is None:
                 return  # 405 (no standalone stream offered) or the server is gone
             if await self._pump(response, parser, UNSET) == "ended":
