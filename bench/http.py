@@ -503,12 +503,18 @@ def ratios(cells: list[Cell]) -> str:
             m, s, r = by.get(("mcpgen", mode, conc)), by.get(("SDK", mode, conc)), by.get(("raw", mode, conc))
             if m is None or s is None:
                 continue
-            ceiling = f"{m.rps / r.rps * 100:.0f}%" if r is not None else "-"
+            ceiling = f"{m.rps / r.rps * 100:.0f}%" if r is not None and r.rps else "-"
             lines.append(
-                f"{mode:<4}  {conc:>4}  {m.rps / s.rps:>16.2f}x  {s.p50_ms / m.p50_ms:>13.2f}x  "
-                f"{s.server_cpu_us_per_call / m.server_cpu_us_per_call:>22.2f}x  {ceiling:>23}"
+                f"{mode:<4}  {conc:>4}  {times(m.rps, s.rps):>17}  {times(s.p50_ms, m.p50_ms):>14}  "
+                f"{times(s.server_cpu_us_per_call, m.server_cpu_us_per_call):>23}  {ceiling:>23}"
             )
     return "\n".join(lines)
+
+
+def times(a: float, b: float) -> str:
+    """a ÷ b as a ratio; "-" when b is zero (a short run can use less CPU than one clock
+    tick, which /proc reports as none at all)."""
+    return f"{a / b:.2f}x" if b else "-"
 
 
 def hot_spots(path: str, top: int = 20) -> str:
