@@ -240,10 +240,6 @@ class Session:
             if result is NOT_NOW:
                 return False
             frame = self._result_frame(rid, spec, result)
-        except McpError as exc:
-            frame = error_frame(exc.code, exc.message, rid, exc.data)
-        except NotImplementedError:
-            frame = error_frame(METHOD_NOT_FOUND, f"Method not found: {spec.method}", rid)
         except asyncio.CancelledError:
             # Raised by the handler itself: no response, as for a cancelled request. The
             # receive loop goes on unless it is being cancelled itself.
@@ -251,9 +247,8 @@ class Session:
             if task is not None and task.cancelling():
                 raise
             return True
-        except Exception:
-            log.exception("mcpgen: handler for %s failed", spec.method)
-            frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
+        except Exception as exc:
+            frame = self._failure_frame(rid, spec, exc)
         finally:
             current_request.reset(reset)
         self._send_soon(frame, related=rid, final=True)
@@ -279,6 +274,16 @@ class Session:
                       getattr(expected, "__name__", expected))  # fmt: skip
             return error_frame(INTERNAL_ERROR, "Internal error", rid)
         return encode(OutResult(id=rid, result=result))
+
+    def _failure_frame(self, rid: RequestId, spec: MethodSpec, exc: Exception) -> bytes:
+        """The error answering a request whose handler raised ``exc`` (a task's or one
+        answered on the spot alike); internals stay in the log."""
+        if isinstance(exc, McpError):
+            return error_frame(exc.code, exc.message, rid, exc.data)
+        if isinstance(exc, NotImplementedError):
+            return error_frame(METHOD_NOT_FOUND, f"Method not found: {spec.method}", rid)
+        log.error("mcpgen: handler for %s failed", spec.method, exc_info=exc)
+        return error_frame(INTERNAL_ERROR, "Internal error", rid)
 
     def _start(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
         self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve(rid, spec, params))
@@ -343,13 +348,8 @@ class Session:
         except TimeoutError:
             log.error("mcpgen: %s handler timed out after %s s", spec.method, self.handler_timeout)
             frame = error_frame(INTERNAL_ERROR, f"Internal error: no result within {self.handler_timeout:g} s", rid)
-        except McpError as exc:
-            frame = error_frame(exc.code, exc.message, rid, exc.data)
-        except NotImplementedError:
-            frame = error_frame(METHOD_NOT_FOUND, f"Method not found: {spec.method}", rid)
-        except Exception:
-            log.exception("mcpgen: handler for %s failed", spec.method)
-            frame = error_frame(INTERNAL_ERROR, "Internal error", rid)
+        except Exception as exc:
+            frame = self._failure_frame(rid, spec, exc)
         finally:
             self._inflight.pop(rid, None)
             self._start_queued()
