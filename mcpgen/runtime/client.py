@@ -160,7 +160,10 @@ class Client:
         on_stderr: Callable[[str], None] | None = None,
         **options: Any,
     ) -> Client:
-        """A client for a server started as ``command args...`` and spoken to over stdio."""
+        """A client for a server started as ``command args...`` and spoken to over stdio.
+        The server's stderr goes to ours unless ``on_stderr`` takes its lines; a server
+        that exits before answering raises :class:`~mcpgen.runtime.errors.ServerExited`
+        with its exit status and last stderr lines."""
 
         async def connect() -> Transport:
             from mcpgen.runtime.stdio import ProcessTransport
@@ -230,6 +233,15 @@ class Client:
         self._tasks.append(asyncio.get_running_loop().create_task(session.run()))
         try:
             self.initialize_result = await session.start(self.capabilities(), self.info)
+        except ConnectionError as exc:
+            # A stdio server that died on start: say how (exit status, last stderr lines)
+            # rather than only that the connection closed.
+            explain = getattr(transport, "exit_error", None)
+            reason: ConnectionError | None = await explain() if explain is not None else None
+            await self.close()
+            if reason is not None:
+                raise reason from exc
+            raise
         except BaseException:
             await self.close()
             raise

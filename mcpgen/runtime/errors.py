@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 from msgspec import UNSET, UnsetType
@@ -56,6 +57,34 @@ class CapabilityError(McpError):
 
 class ConnectionClosed(ConnectionError):
     """The peer went away; pending requests fail with this."""
+
+
+class ServerExited(ConnectionClosed):
+    """A stdio server went away: its exit status (None while it still runs) and the last
+    lines it wrote to stderr, which usually say why (a traceback's last line, "fatal: ...")."""
+
+    def __init__(self, command: str, returncode: int | None, stderr_tail: list[str]) -> None:
+        self.command = command
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+        super().__init__(self.summary() + "".join(f"\n  {line}" for line in stderr_tail))
+
+    def status(self) -> str:
+        if self.returncode is None:
+            return "closed its stdout without exiting"
+        if self.returncode < 0:
+            try:
+                name = signal.Signals(-self.returncode).name
+            except ValueError:
+                name = f"signal {-self.returncode}"
+            return f"was killed by {name}"
+        return f"exited with status {self.returncode}"
+
+    def summary(self) -> str:
+        """One line: what happened, and the server's last stderr line (the reason, mostly)."""
+        last = next((line.strip() for line in reversed(self.stderr_tail) if line.strip()), "")
+        reason = f": {last}" if last else " (it wrote nothing to stderr)"
+        return f"the server {self.status()} before answering{reason}"
 
 
 class RequestTimeout(TimeoutError):

@@ -3,27 +3,29 @@
 Server side, stdout carries protocol messages only: the real stdout is kept for them and
 file descriptor 1 is pointed at stderr, so a stray ``print()`` (or a C library writing to
 fd 1) lands in the log instead of corrupting the stream. Client side, the server runs as
-a subprocess whose stderr is read as its log.
+a subprocess whose stderr is passed through, its last lines kept to explain a crash.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
+import shlex
 import stat
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from msgspec import UNSET, UnsetType
 
+from mcpgen.runtime.errors import ServerExited
 from mcpgen.runtime.framing import FrameTooLarge, RequestId
 
-log = logging.getLogger("mcpgen")
 MAX_MESSAGE = 16 * 1024 * 1024  # default bytes in one line; a larger frame is refused
 _HIGH_WATER = 1024 * 1024
+STDERR_TAIL = 20  # a server's last stderr lines kept to explain its exit
 
 
 class StreamTransport:
@@ -183,12 +185,27 @@ class _BlockingWriter:
 
 
 class ProcessTransport(StreamTransport):
-    """A server subprocess spoken to over its stdin/stdout (for a client)."""
+    """A server subprocess spoken to over its stdin/stdout (for a client).
 
-    def __init__(self, process: asyncio.subprocess.Process, stderr_task: asyncio.Task[None], max_message: int) -> None:
+    Its stderr is passed through to ours line by line (as the official clients do: a
+    server that dies on start says why there), or handed to ``on_stderr``; the last
+    lines are kept either way, so that :meth:`exit_error` can say why it went away.
+    """
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        stderr_task: asyncio.Task[None],
+        max_message: int,
+        *,
+        command: str = "",
+        stderr_tail: deque[str] | None = None,
+    ) -> None:
         assert process.stdout is not None and process.stdin is not None
         super().__init__(process.stdout, process.stdin, max_message)
         self.process = process
+        self.command = command
+        self.stderr_tail: deque[str] = stderr_tail if stderr_tail is not None else deque(maxlen=STDERR_TAIL)
         self._stderr_task = stderr_task
 
     @classmethod
@@ -202,6 +219,8 @@ class ProcessTransport(StreamTransport):
         on_stderr: Callable[[str], None] | None = None,
         max_message: int = MAX_MESSAGE,
     ) -> ProcessTransport:
+        """Start ``command args...``. Its stderr lines go to ``on_stderr`` when given,
+        else straight to this process's stderr."""
         full_env = {**os.environ, **env} if env is not None else None
         process = await asyncio.create_subprocess_exec(
             command, *args,
@@ -209,8 +228,21 @@ class ProcessTransport(StreamTransport):
             env=full_env, cwd=cwd, limit=max_message,
         )  # fmt: skip
         assert process.stderr is not None
-        stderr_task = asyncio.get_running_loop().create_task(_pump_stderr(process.stderr, on_stderr))
-        return cls(process, stderr_task, max_message)
+        tail: deque[str] = deque(maxlen=STDERR_TAIL)
+        stderr_task = asyncio.get_running_loop().create_task(_pump_stderr(process.stderr, on_stderr or _pass_through, tail))
+        return cls(process, stderr_task, max_message, command=shlex.join([command, *args]), stderr_tail=tail)
+
+    async def exit_error(self, grace: float = 2.0) -> ServerExited:
+        """Why the server is gone: its exit status and last stderr lines. Called once its
+        stdout closed; waits up to ``grace`` seconds for it to exit and finish writing
+        stderr (a dying Python prints its traceback after its stdout is closed)."""
+        if self.process.returncode is None:
+            try:
+                await asyncio.wait_for(self.process.wait(), grace)
+            except asyncio.TimeoutError:
+                pass
+        await asyncio.wait([self._stderr_task], timeout=grace)
+        return ServerExited(self.command, self.process.returncode, list(self.stderr_tail))
 
     async def close(self, grace: float = 2.0) -> None:
         """Close stdin, wait for the server to exit, then terminate, then kill."""
@@ -230,7 +262,15 @@ class ProcessTransport(StreamTransport):
         await asyncio.wait([self._stderr_task], timeout=1)
 
 
-async def _pump_stderr(stream: asyncio.StreamReader, on_line: Callable[[str], None] | None) -> None:
+def _pass_through(line: str) -> None:
+    """Write a server's stderr line to ours (looked up each time: tests capture it)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # our stderr is gone or closed: nothing to tell
+        pass
+
+
+async def _pump_stderr(stream: asyncio.StreamReader, on_line: Callable[[str], None], tail: deque[str]) -> None:
     while True:
         try:
             line = await stream.readline()
@@ -239,7 +279,5 @@ async def _pump_stderr(stream: asyncio.StreamReader, on_line: Callable[[str], No
         if not line:
             return
         text = line.decode(errors="replace").rstrip()
-        if on_line is not None:
-            on_line(text)
-        else:
-            log.info("server: %s", text)
+        tail.append(text)
+        on_line(text)
