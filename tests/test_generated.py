@@ -11,15 +11,38 @@ from types import ModuleType
 import pytest
 
 import mcpgen
-from mcpgen.codegen.generate import generate, stale_files
+from mcpgen.codegen import committed
+from mcpgen.codegen.generate import generate
 from tests.conftest import REVISIONS, ROOT, official_schema, package_name
 
-GENERATED = ROOT / "mcpgen" / "generated"
+PROTOCOL = ROOT / "mcpgen" / "protocol"
 
 
 def test_committed_bindings_are_up_to_date() -> None:
-    stale = stale_files(generate("2025-11-25"), GENERATED)
-    assert stale == {}, "mcpgen/generated is stale; run `mcpgen generate`:\n" + "".join(stale.values())
+    fresh = committed.generate_committed()
+    assert sorted(p.name for p in fresh.packages) == ["v2025_11_25", "v2026_07_28"]
+    stale = committed.stale(fresh)
+    assert stale == {}, "mcpgen/protocol is stale; run `mcpgen generate`:\n" + "".join(stale.values())
+
+
+def test_availability_table_names_each_method_in_its_revisions() -> None:
+    from mcpgen.protocol import availability
+
+    assert availability.REVISIONS == tuple(REVISIONS)
+    assert availability.revisions_with("c2s", "initialize") == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+    assert availability.revisions_with("c2s", "server/discover") == ("2026-07-28",)
+    assert availability.exists("c2s", "tools/call", "2026-07-28")
+    assert not availability.exists("c2s", "ping", "2026-07-28")
+    assert availability.exists("s2c", "elicitation/create", "2026-07-28")  # an input request
+    assert not availability.exists("s2c", "elicitation/create", "2024-11-05")
+    assert not availability.exists("c2s", "no/such", "2025-11-25")
+
+
+def test_headers_give_the_command_that_regenerates_them(tmp_path: Path) -> None:
+    for path in (PROTOCOL / "v2026_07_28").glob("*.py"):
+        assert "Regenerate with `mcpgen generate`." in path.read_text().splitlines()[2], path
+    generation = generate("2025-06-18", command="mcpgen generate --schema 2025-06-18 --out x/mcp")
+    assert "Regenerate with `mcpgen generate --schema 2025-06-18 --out x/mcp`." in generation.rendered.files["types.py"]
 
 
 def test_generation_is_deterministic() -> None:
@@ -55,7 +78,8 @@ def test_docstrings_link_the_spec(packages: dict[str, ModuleType]) -> None:
 
 def test_generated_code_passes_mypy_strict(generated_root: Path) -> None:
     """Zero errors from a strict type checker on every generated package and mcpgen's own."""
-    targets = [str(generated_root / package_name(rev)) for rev in REVISIONS] + [str(GENERATED)]
+    targets = [str(generated_root / package_name(rev)) for rev in REVISIONS]
+    targets += [str(PROTOCOL / "v2025_11_25"), str(PROTOCOL / "v2026_07_28"), str(PROTOCOL / "availability.py")]
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *targets],
         capture_output=True,
@@ -67,8 +91,19 @@ def test_generated_code_passes_mypy_strict(generated_root: Path) -> None:
 
 def test_runtime_imports_no_codegen_dependency() -> None:
     code = (
-        "import sys, mcpgen.generated, mcpgen.generated.codec;"
-        "bad = [m for m in ('jinja2', 'black', 'jsonschema', 'datamodel_code_generator') if m in sys.modules];"
+        "import sys, mcpgen.generated, mcpgen.protocol.v2026_07_28, mcpgen.protocol.availability;"
+        "bad = [m for m in ('jinja2', 'black', 'ruff', 'jsonschema', 'datamodel_code_generator') if m in sys.modules];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_runtime_imports_no_bindings_it_does_not_speak() -> None:
+    """Importing the public API loads no bindings package: each costs tens of ms at start-up."""
+    code = (
+        "import sys; from mcpgen import Server, Client, Context;"
+        "bad = [m for m in sys.modules if m.startswith('mcpgen.protocol.v2026')];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mcpgen.codegen import discriminate, methods, naming
+from mcpgen.codegen import discriminate, methods, naming, recursion
 from mcpgen.codegen.facts import Facts
 from mcpgen.codegen.ir import (
     AliasDef,
@@ -24,6 +24,7 @@ from mcpgen.codegen.ir import (
     UnionOf,
 )
 from mcpgen.codegen.loader import LoadedSchema, SchemaError, pointer_escape
+from mcpgen.codegen.patches import apply_patches
 
 _SCALARS: dict[str, Any] = {
     "string": "str",
@@ -32,10 +33,17 @@ _SCALARS: dict[str, Any] = {
     "boolean": "bool",
     "null": "None",
 }
+# Keywords that only annotate: beside a `$ref` they leave it a plain reference. Any other
+# sibling of a `$ref` constrains the value further (2020-12: both apply), as an allOf.
+_ANNOTATIONS = frozenset({"description", "title", "$comment", "default", "examples", "deprecated"})
 
 
 def build_model(loaded: LoadedSchema, facts: Facts | None = None) -> Model:
-    return _Builder(loaded, facts or Facts.load()).build()
+    facts = facts or Facts.load()
+    patched, notes = apply_patches(loaded, facts)
+    builder = _Builder(patched, facts)
+    builder.reports.extend(Report("info", note) for note in notes)
+    return builder.build()
 
 
 def is_open_object(node: dict[str, Any]) -> bool:
@@ -67,11 +75,13 @@ class _Builder:
             methods=[],
             reports=self.reports,
         )
-        discriminate.resolve_unions(model)
+        recursion.erase_cycles(model)
+        discriminate.resolve_unions(model, self.facts)
         methods.build_methods(model, self.defs, self.facts)
         methods.assign_pages(model, self.facts)
-        for key in self.facts.unused_open_objects():
-            model.reports.append(Report("info", f"facts.toml [open_objects] {key!r} matched nothing"))
+        for table in ("open_objects", "open_definitions"):
+            for key in self.facts.unused(table):
+                model.reports.append(Report("info", f"facts.toml [{table}] {key!r} matched nothing"))
         return model
 
     # ------------------------------------------------------------ named types
@@ -92,6 +102,10 @@ class _Builder:
             self.add(AliasDef(name, Prim("Any"), ptr))
             return
         description = node.get("description")
+        if self.facts.is_open_definition(name):
+            self.add(AliasDef(name, DictOf(Prim("Any")), ptr, description))
+            return
+        node = self.ref_siblings_as_all_of(node)
         if "allOf" in node:
             node = self.merge_all_of(node, ptr)
         if "anyOf" in node or "oneOf" in node:
@@ -163,6 +177,14 @@ class _Builder:
                 merged["description"] = part["description"]
         return merged
 
+    @staticmethod
+    def ref_siblings_as_all_of(node: dict[str, Any]) -> dict[str, Any]:
+        """``{$ref: X, <constraints>}`` means X and the constraints both apply (2020-12)."""
+        if "$ref" not in node or not set(node) - _ANNOTATIONS - {"$ref"}:
+            return node
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        return {"allOf": [{"$ref": node["$ref"]}, rest]}
+
     def resolve_ref(self, node: Any, ptr: str) -> dict[str, Any]:
         while isinstance(node, dict) and "$ref" in node:
             node = self.defs[node["$ref"][len(self.prefix) :]]
@@ -195,6 +217,7 @@ class _Builder:
         if node is False:
             raise SchemaError(self.loaded.source, ptr, "`false` schema cannot be generated")
         assert isinstance(node, dict)
+        node = self.ref_siblings_as_all_of(node)
         if "$ref" in node:
             return Named(node["$ref"][len(self.prefix) :])
         if "const" in node:
@@ -230,10 +253,25 @@ class _Builder:
             return Named(context)
         if owner is not None and self.facts.is_open_object(owner):
             return DictOf(Prim("Any"))
+        # The values a dict may hold: one type per patternProperties schema, plus
+        # additionalProperties (absent, `true` or `{}` admit any value under other keys).
+        values: list[TypeExpr] = []
+        for i, (pattern, sub) in enumerate(sorted((node.get("patternProperties") or {}).items())):
+            here = f"{ptr}/patternProperties/{pointer_escape(pattern)}"
+            values.append(self.type_of(sub, f"{context}Pattern{i}", here))
         extra = node.get("additionalProperties")
         if isinstance(extra, dict) and extra:
-            return DictOf(self.type_of(extra, f"{context}Value", f"{ptr}/additionalProperties"))
-        return DictOf(Prim("Any"))
+            values.append(self.type_of(extra, f"{context}Value", f"{ptr}/additionalProperties"))
+        elif extra is not False:
+            values.append(Prim("Any"))
+        members = list(dict.fromkeys(values))
+        if not members or Prim("Any") in members:
+            return DictOf(Prim("Any"))
+        if len(members) == 1:
+            return DictOf(members[0])
+        if all(_is_plain(m) for m in members):
+            return DictOf(UnionOf(tuple(members)))
+        return DictOf(Named(self.inline_union(members, f"{context}Value", ptr, None)))
 
     @staticmethod
     def scalar(name: Any, node: dict[str, Any]) -> Prim:

@@ -11,6 +11,10 @@ to, found greedily:
    without the key fall through to the others (reported as an ordered fallback);
 3. an open object variant (kept as a dict) accepts anything, so it is the last resort;
 4. variants no check can separate are reported as ambiguous; the first one wins.
+
+Before all of that, a result the facts table gives a ``resultType`` of its own (such as
+InputRequiredResult's "input_required") is chosen by that value: the schema types the
+field as a plain string, but the protocol reserves the value for that one result.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mcpgen.codegen.facts import Facts
 from mcpgen.codegen.ir import (
     AliasDef,
     Check,
@@ -65,15 +70,28 @@ class Leaf:
         return self.kind == "object" and self.struct is None
 
 
-def resolve_unions(model: Model) -> None:
-    unions = model.unions()
+def resolve_unions(model: Model, facts: Facts | None = None) -> None:
+    unions = [u for u in model.unions() if u.erased is None]
     for union in unions:
         _assign_tag(model, union)
+    tags = _result_tags(model, facts)
     for union in unions:
         leaves = leaves_of(model, union.members)
         union.native = _is_native(leaves)
         if not union.native:
-            _derive_rules(model, union, leaves)
+            _RuleFinder(model, tags).derive(union, leaves)
+
+
+def _result_tags(model: Model, facts: Facts | None) -> dict[str, Check]:
+    """Struct name -> the ``resultType`` check reserved for it by the facts table."""
+    if facts is None or facts.result_type_field is None:
+        return {}
+    tags = {}
+    for struct in model.structs():
+        value = facts.result_type_value(struct.name)
+        if value is not None and struct.field_by_wire(facts.result_type_field) is not None:
+            tags[struct.name] = Check("eq", (facts.result_type_field,), value)
+    return tags
 
 
 # ------------------------------------------------------------------ leaves
@@ -185,17 +203,20 @@ def _is_native(leaves: list[Leaf]) -> bool:
 # ------------------------------------------------------------------ rules
 
 
-def _derive_rules(model: Model, union: UnionDef, leaves: list[Leaf]) -> None:
-    _RuleFinder(model).derive(union, leaves)
-
-
 class _RuleFinder:
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, tags: dict[str, Check]) -> None:
         self.model = model
+        self.tags = tags  # reserved resultType values, by struct name
+        self.reserved = {(c.path, c.value) for c in tags.values()}
 
     def derive(self, union: UnionDef, leaves: list[Leaf]) -> None:
         dicts = [leaf for leaf in leaves if leaf.is_dict]
         remaining = [leaf for leaf in leaves if not leaf.is_dict]
+        for leaf in list(remaining):
+            tag = self.tags.get(leaf.struct.name) if leaf.struct else None
+            if tag is not None and len(remaining) + len(dicts) > 1:
+                union.rules.append(Rule(tag, leaf.expr, True))
+                remaining.remove(leaf)
         while len(remaining) > 1 or (remaining and dicts):
             found = self.find(remaining, guaranteed=True) or self.find(remaining, guaranteed=False)
             if found is None:
@@ -270,6 +291,8 @@ class _RuleFinder:
         checks = [Check("kind", (), leaf.kind)]
         if leaf.struct is None:
             return checks
+        if leaf.struct.name in self.tags:
+            checks.append(self.tags[leaf.struct.name])
         consts: list[Check] = []
         enums: list[Check] = []
         keys: list[Check] = []
@@ -307,6 +330,8 @@ class _RuleFinder:
             return False
         if leaf.struct is None:
             return True  # an open object may hold any key and value
+        if check.op == "eq" and (check.path, check.value) in self.reserved:
+            return self.tags.get(leaf.struct.name) == check
         return self.struct_can_pass(leaf.struct, check.path, check)
 
     def struct_can_pass(self, struct: StructDef, path: tuple[str, ...], check: Check) -> bool:

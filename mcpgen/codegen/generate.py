@@ -18,10 +18,13 @@ class Generation:
     rendered: Rendered
 
 
-def generate(spec: str | Path, revision: str | None = None) -> Generation:
-    """Load ``spec`` (path, URL or shipped revision), build the model, render the files."""
+def generate(spec: str | Path, revision: str | None = None, command: str | None = None) -> Generation:
+    """Load ``spec`` (path, URL or shipped revision), build the model, render the files.
+
+    ``command`` is the regeneration hint each file's header gives (default: the
+    ``mcpgen generate --schema SPEC`` that would produce this package)."""
     model = build_model(load_schema(spec, revision))
-    return Generation(model, render_package(model))
+    return Generation(model, render_package(model, command or f"mcpgen generate --schema {spec}"))
 
 
 def write(generation: Generation, out_dir: Path) -> list[Path]:
@@ -35,11 +38,16 @@ def stale_files(generation: Generation, out_dir: Path) -> dict[str, str]:
         path = out_dir / name
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         if old != fresh:
-            diff = difflib.unified_diff(
-                old.splitlines(keepends=True),
-                fresh.splitlines(keepends=True),
-                fromfile=f"{path} (committed)",
-                tofile=f"{path} (generated)",
-            )
-            diffs[name] = "".join(diff) or f"{path}: missing\n"
+            diffs[name] = diff_text(path, old, fresh)
     return diffs
+
+
+def diff_text(path: Path, old: str, fresh: str) -> str:
+    """A unified diff from the file on disk to the fresh text ("missing" when absent)."""
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        fresh.splitlines(keepends=True),
+        fromfile=f"{path} (committed)",
+        tofile=f"{path} (generated)",
+    )
+    return "".join(diff) or f"{path}: missing\n"

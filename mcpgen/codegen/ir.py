@@ -143,6 +143,9 @@ class AliasDef:
     pointer: str
     description: str | None = None
     page: str = ""
+    # Set for a type on a cycle of aliases and unions (msgspec cannot take a recursive
+    # alias): what the name stands for at run time; type checkers still see ``target``.
+    erased: TypeExpr | None = None
     kind: Literal["alias"] = "alias"
 
 
@@ -178,6 +181,7 @@ class UnionDef:
     native: bool = False  # msgspec decodes it without help
     rules: list[Rule] = field(default_factory=list)  # for non-native unions, tried in order
     fallback: TypeExpr | None = None
+    erased: TypeExpr | None = None  # as for AliasDef: set on a cycle of aliases and unions
     kind: Literal["union"] = "union"
 
 
@@ -188,10 +192,20 @@ TypeDef = Union[StructDef, AliasDef, UnionDef]
 Direction = Literal["c2s", "s2c"]
 
 
+MethodKind = Literal["request", "notification", "input"]
+
+
 @dataclass
 class Method:
+    """One message of the protocol.
+
+    ``kind`` "input" is a request a server embeds in an InputRequiredResult for the client
+    to answer in its retry (2026-07-28 on): it has params and a result but no JSON-RPC
+    envelope of its own.
+    """
+
     method: str
-    kind: Literal["request", "notification"]
+    kind: MethodKind
     direction: Direction
     message_type: str  # e.g. CallToolRequest
     params_type: TypeExpr | None
@@ -199,6 +213,8 @@ class Method:
     result_type: str | None  # None for notifications
     capability: str | None
     py_name: str  # e.g. call_tool, on_progress
+    input_required: bool = False  # the result may be one that asks the client for input
+    cacheable: bool = False  # the (complete) result carries caching hints
 
     @property
     def key(self) -> str:
@@ -221,7 +237,12 @@ class Model:
     reports: list[Report] = field(default_factory=list)
 
     def methods_for(self, direction: Direction, kind: str | None = None) -> list[Method]:
-        return [m for m in self.methods if m.direction == direction and (kind is None or m.kind == kind)]
+        """Messages sent in ``direction`` (all kinds but "input" unless asked for)."""
+        return [
+            m
+            for m in self.methods
+            if m.direction == direction and (m.kind == kind if kind else m.kind != "input")
+        ]
 
     def structs(self) -> list[StructDef]:
         return [t for t in self.types.values() if isinstance(t, StructDef)]

@@ -23,7 +23,7 @@ from mcpgen import schema as shipped
 KNOWN_KEYWORDS = frozenset(
     {
         "$schema", "$ref", "$defs", "$id", "$comment", "definitions",
-        "type", "properties", "required", "additionalProperties", "items",
+        "type", "properties", "required", "additionalProperties", "items", "patternProperties",
         "anyOf", "oneOf", "allOf", "enum", "const", "format",
         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
         "minLength", "maxLength", "pattern", "minItems", "maxItems",
@@ -164,6 +164,11 @@ class _Checker:
                     self.node(sub, f"{here}/{pointer_escape(prop)}")
             elif key in ("items", "additionalProperties"):
                 self.node(value, here)
+            elif key == "patternProperties":
+                if not isinstance(value, dict):
+                    raise self.fail(here, "`patternProperties` must be an object of schemas")
+                for pattern, sub in value.items():
+                    self.node(sub, f"{here}/{pointer_escape(pattern)}")
             elif key in ("anyOf", "oneOf", "allOf"):
                 if not isinstance(value, list) or not value:
                     raise self.fail(here, f"`{key}` must be a non-empty array of schemas")

@@ -4,9 +4,11 @@
 """The method table: every request and notification of revision 2025-11-25.
 
 ``CLIENT_TO_SERVER`` lists what a client sends and a server handles; ``SERVER_TO_CLIENT``
-the reverse. Each entry names the params and result types, the capability that must have
-been declared for it ("server.tools" is the server's ``tools`` capability) and the
-attribute of the handler stub that serves it.
+the reverse; ``INPUT_REQUESTS`` the requests a server embeds in an InputRequiredResult for
+the client to answer in its retry. Each entry names the params and result types, the
+capability that must have been declared for it ("server.tools" is the server's ``tools``
+capability), the attribute of the handler stub that serves it, whether its result may ask
+the client for input, and whether its result carries caching hints.
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ PROTOCOL_VERSION = "2025-11-25"
 
 class MethodSpec(NamedTuple):
     method: str
-    kind: Literal["request", "notification"]
+    kind: Literal["request", "notification", "input"]
     direction: Literal["c2s", "s2c"]
     params_type: Any
     params_required: bool
     result_type: Any
     capability: str | None
     handler: str
+    input_required: bool = False
+    cacheable: bool = False
 
 
 CLIENT_TO_SERVER: dict[str, MethodSpec] = {
@@ -425,6 +429,9 @@ SERVER_TO_CLIENT: dict[str, MethodSpec] = {
         handler="on_elicitation_complete",
     ),
 }
+
+
+INPUT_REQUESTS: dict[str, MethodSpec] = {}
 
 
 # Requests and notifications by method, whichever side sends them.

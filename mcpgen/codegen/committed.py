@@ -1,0 +1,97 @@
+"""mcpgen's own committed bindings: one package per serving revision, plus the table of
+which method exists in which revision.
+
+``mcpgen/schema/revisions.toml`` says which package serves each shipped revision; every
+package named there is generated from the shipped schema of that revision into
+``mcpgen/protocol/v<revision>/``, and ``mcpgen/protocol/availability.py`` from the models of
+all shipped revisions. ``mcpgen generate`` without ``--schema`` regenerates all of them and
+``--check`` compares all of them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcpgen import schema as shipped
+from mcpgen.codegen.build import build_model
+from mcpgen.codegen.generate import Generation, diff_text, generate
+from mcpgen.codegen.loader import SchemaError, load_schema
+from mcpgen.codegen.render import render_file
+
+PROTOCOL_DIR = Path(__file__).resolve().parent.parent / "protocol"
+COMMAND = "mcpgen generate"
+
+
+@dataclass
+class Committed:
+    packages: dict[Path, Generation]  # package directory -> its generation
+    files: dict[Path, str]  # other generated files -> text
+
+
+def package_dir(revision: str) -> Path:
+    return PROTOCOL_DIR / f"v{revision.replace('-', '_')}"
+
+
+def serving_revisions() -> list[str]:
+    """The revisions whose bindings mcpgen commits, from revisions.toml (checked against
+    the shipped schemas: a row per schema and a schema per row)."""
+    table_path = shipped.HERE / "revisions.toml"
+    rows = tomllib.loads(table_path.read_text(encoding="utf-8"))
+    have = set(shipped.revisions())
+    for rev in sorted(set(rows) - have):
+        raise SchemaError(str(table_path), f"/{rev}", "a row for a revision mcpgen does not ship")
+    for rev in sorted(have - set(rows)):
+        raise SchemaError(str(table_path), "", f"shipped revision {rev} has no row")
+    serving = sorted({row["bindings"] for row in rows.values()})
+    for rev in serving:
+        if rev not in have:
+            raise SchemaError(str(table_path), "", f"bindings {rev!r} name no shipped revision")
+    return serving
+
+
+def generate_committed() -> Committed:
+    packages = {package_dir(rev): generate(rev, command=COMMAND) for rev in serving_revisions()}
+    models = {g.model.revision: g.model for g in packages.values()}
+    methods: dict[str, set[str]] = {}
+    for rev in shipped.revisions():
+        model = models.get(rev) or build_model(load_schema(rev))
+        for m in model.methods:
+            methods.setdefault(m.key, set()).add(rev)
+    text = render_file(
+        "availability.py.j2",
+        command=COMMAND,
+        revisions=shipped.revisions(),
+        methods={key: sorted(revs) for key, revs in sorted(methods.items())},
+    )
+    return Committed(packages, {PROTOCOL_DIR / "availability.py": text})
+
+
+def stale(committed: Committed) -> dict[str, str]:
+    """Generated files on disk that differ from ``committed``: path -> unified diff."""
+    from mcpgen.codegen.generate import stale_files
+
+    diffs: dict[str, str] = {}
+    for directory, generation in committed.packages.items():
+        for name, diff in stale_files(generation, directory).items():
+            diffs[str(directory / name)] = diff
+    for path, text in committed.files.items():
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        if old != text:
+            diffs[str(path)] = diff_text(path, old, text)
+    return diffs
+
+
+def write_committed(committed: Committed) -> list[Path]:
+    from mcpgen.codegen.generate import write
+
+    written: list[Path] = []
+    for directory, generation in committed.packages.items():
+        written.extend(write(generation, directory))
+    for path, text in committed.files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
