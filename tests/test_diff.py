@@ -208,3 +208,89 @@ def test_enum_const_and_union_status() -> None:
     assert has(d, "field", "changed", "Thing.n", "type int -> str")
     assert has(d, "union", "changed", "Any", "tag field None -> 'type'")
     assert has(d, "union", "changed", "Any", "now decoded natively")
+
+
+# ---------------------------------------------------------------- 2025-11-25 -> 2026-07-28
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "initialize (c2s)",
+        "notifications/initialized (c2s)",
+        "ping (c2s)",
+        "ping (s2c)",
+        "logging/setLevel (c2s)",
+        "resources/subscribe (c2s)",
+        "resources/unsubscribe (c2s)",
+        "notifications/roots/list_changed (c2s)",
+        "notifications/elicitation/complete (s2c)",
+        "tasks/get (c2s)",
+    ],
+)
+def test_2026_removed_methods(where: str) -> None:
+    assert has(diff("2025-11-25", "2026-07-28"), "method", "removed", where)
+
+
+def test_2026_added_methods_and_the_new_shape_of_old_ones() -> None:
+    d = diff("2025-11-25", "2026-07-28")
+    assert has(d, "method", "added", "server/discover (c2s)", "result DiscoverResult")
+    assert has(d, "method", "added", "subscriptions/listen (c2s)", "result SubscriptionsListenResult")
+    assert has(d, "method", "added", "notifications/subscriptions/acknowledged (s2c)", "notification")
+    for method in ("sampling/createMessage", "elicitation/create", "roots/list"):
+        assert has(d, "method", "changed", f"{method} (s2c)", "kind request -> input")
+    assert has(d, "method", "changed", "tools/call (c2s)", "result CallToolResult -> CallToolResultResponseResult")
+    assert has(d, "method", "changed", "tools/call (c2s)", "may ask for input False -> True")
+    assert has(d, "method", "changed", "tools/list (c2s)", "cacheable False -> True")
+    assert has(d, "method", "changed", "tools/list (c2s)", "optional -> PaginatedRequestParams (struct)")
+
+
+def test_2026_result_type_and_caching_fields() -> None:
+    d = diff("2025-11-25", "2026-07-28")
+    for result in ("CallToolResult", "ListToolsResult", "CompleteResult", "GetPromptResult"):
+        assert has(d, "field", "added", f"{result}.resultType", "str, required")
+    for result in ("ListToolsResult", "ListPromptsResult", "ListResourcesResult", "ReadResourceResult"):
+        assert has(d, "field", "added", f"{result}.ttlMs", "int, required")
+        assert has(d, "field", "added", f"{result}.cacheScope", "Literal['private', 'public'], required")
+    assert has(d, "field", "changed", "CallToolRequestParams._meta", "now required")
+    assert has(d, "field", "removed", "CallToolRequestParams.task")
+    assert has(d, "field", "removed", "ElicitRequest.id")
+
+
+def test_2026_changed_unions() -> None:
+    d = diff("2025-11-25", "2026-07-28")
+    assert has(d, "definition", "changed", "ClientNotification", "union -> struct")
+    assert has(d, "definition", "changed", "ClientResult", "union -> alias")
+    assert has(d, "definition", "removed", "ServerRequest")
+    assert has(d, "definition", "added", "InputRequest", "union")
+    assert has(d, "union", "removed", "ClientRequest", "member removed: InitializeRequest")
+    assert has(d, "union", "added", "ClientRequest", "member added: DiscoverRequest")
+    assert has(d, "union", "added", "ServerResult", "member added: InputRequiredResult")
+    assert has(d, "capability", "removed", "server.tasks")
+    assert has(d, "capability", "added", "server.extensions")
+
+
+def test_2026_diff_from_the_command_line_table_and_json() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    mcpgen = str(Path(sys.executable).parent / "mcpgen")
+    table = subprocess.run(
+        [mcpgen, "diff", "2025-11-25", "2026-07-28"],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
+    assert table.returncode == 0, table.stderr
+    for text in ("initialize (c2s)", "server/discover (c2s)", "subscriptions/listen (c2s)", "resultType", "ttlMs"):
+        assert text in table.stdout, text
+    as_json = subprocess.run(
+        [mcpgen, "diff", "2025-11-25", "2026-07-28", "--json"], capture_output=True, text=True
+    )
+    data = json.loads(as_json.stdout)
+    wheres = {(c["kind"], c["change"], c["where"]) for c in data["changes"]}
+    assert ("method", "removed", "ping (c2s)") in wheres
+    assert ("method", "added", "server/discover (c2s)") in wheres
+    assert ("field", "added", "ListToolsResult.cacheScope") in wheres
+    assert data["summary"]["method"]["added"] == 3

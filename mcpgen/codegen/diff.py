@@ -195,6 +195,8 @@ def _methods(old: Model, new: Model) -> Iterator[Change]:
             "params": (_params_label(old, ma), _params_label(new, mb)),
             "result": (ma.result_type, mb.result_type),
             "capability": (ma.capability, mb.capability),
+            "may ask for input": (ma.input_required, mb.input_required),
+            "cacheable": (ma.cacheable, mb.cacheable),
         }.items():
             if va != vb:
                 yield Change("method", "changed", where, f"{part} {va} -> {vb}")
@@ -205,7 +207,9 @@ def _method_label(m: Method) -> str:
     text = f"{m.kind}, params {params}"
     if m.result_type is not None:
         text += f", result {m.result_type}"
-    return text + (f", capability {m.capability}" if m.capability else "")
+    text += f", capability {m.capability}" if m.capability else ""
+    text += ", may ask for input" if m.input_required else ""
+    return text + (", cacheable" if m.cacheable else "")
 
 
 def _params_label(model: Model, m: Method) -> str:

@@ -91,6 +91,7 @@ def _result_tags(model: Model, facts: Facts | None) -> dict[str, Check]:
         value = facts.result_type_value(struct.name)
         if value is not None and struct.field_by_wire(facts.result_type_field) is not None:
             tags[struct.name] = Check("eq", (facts.result_type_field,), value)
+            struct.reserved[facts.result_type_field] = value
     return tags
 
 
@@ -218,7 +219,7 @@ class _RuleFinder:
                 union.rules.append(Rule(tag, leaf.expr, True))
                 remaining.remove(leaf)
         while len(remaining) > 1 or (remaining and dicts):
-            found = self.find(remaining, guaranteed=True) or self.find(remaining, guaranteed=False)
+            found = self.find(remaining, True, bool(dicts)) or self.find(remaining, False, bool(dicts))
             if found is None:
                 names = ", ".join(x.label for x in remaining)
                 if self.same_shape(remaining):
@@ -264,7 +265,10 @@ class _RuleFinder:
     def report(self, level: Any, message: str) -> None:
         self.model.reports.append(Report(level, message))
 
-    def find(self, remaining: list[Leaf], guaranteed: bool) -> tuple[Rule, Leaf] | None:
+    def find(self, remaining: list[Leaf], guaranteed: bool, open_objects: bool = False) -> tuple[Rule, Leaf] | None:
+        """A check that selects one leaf and no other remaining one. With an open object
+        (kept as a dict) among the variants, "it is an object" would take every object the
+        dict should get, so a key check is preferred there."""
         for leaf in remaining:
             others = [o for o in remaining if o is not leaf]
             if guaranteed:
@@ -273,6 +277,8 @@ class _RuleFinder:
                 checks = self.optional_checks(leaf)
             else:
                 continue
+            if open_objects and leaf.kind == "object" and len(checks) > 1:
+                checks = [c for c in checks if c.op != "kind"]
             for check in checks:
                 if not any(self.can_pass(o, check) for o in others):
                     return Rule(check, leaf.expr, guaranteed), leaf

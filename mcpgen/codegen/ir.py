@@ -118,6 +118,9 @@ class StructDef:
     description: str | None = None
     page: str = ""
     tag_field: str | None = None  # wire name of the msgspec tag field, when tagged
+    # Values the protocol reserves for this struct though the schema types the field
+    # loosely (InputRequiredResult's resultType "input_required"): wire name -> value.
+    reserved: dict[str, Any] = field(default_factory=dict)
     kind: Literal["struct"] = "struct"
 
     def field_by_wire(self, wire_name: str) -> Field | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
+import sysconfig
 import tempfile
 import textwrap
 from dataclasses import dataclass
@@ -117,13 +117,9 @@ def format_files(raw: dict[str, str]) -> dict[str, str]:
 
 
 def _ruff() -> str:
-    try:
-        from ruff.__main__ import find_ruff_bin
-
-        return str(find_ruff_bin())
-    except (ImportError, FileNotFoundError):
-        found = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
-        return found
+    """The ruff binary of the environment mcpgen runs in (else the one on PATH)."""
+    beside = Path(sysconfig.get_path("scripts")) / "ruff"
+    return str(beside) if beside.exists() else shutil.which("ruff") or "ruff"
 
 
 def write_package(rendered: Rendered, out_dir: Path) -> list[Path]:

@@ -53,6 +53,8 @@ class SampleMaker:
             typedef = self.model.types[expr.name]
             if isinstance(typedef, StructDef):
                 return self.struct(typedef, full=full and depth < _MAX_DEPTH, depth=depth)
+            if typedef.erased is not None:  # on a cycle of aliases: plain JSON of its shape
+                return self.value(typedef.erased, full=full, depth=depth)
             if isinstance(typedef, AliasDef):
                 return self.value(typedef.target, full=full, depth=depth)
             members = typedef.members
@@ -93,7 +95,9 @@ class SampleMaker:
         if s.tag_field:
             out[s.tag_field] = s.tag_value
         for f in s.fields:
-            if f.required or full:
+            if f.wire_name in s.reserved:
+                out[f.wire_name] = s.reserved[f.wire_name]
+            elif f.required or full:
                 out[f.wire_name] = self.value(f.type, full=full, depth=depth + 1)
         return out
 

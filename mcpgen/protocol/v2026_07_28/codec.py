@@ -157,7 +157,8 @@ def pick_server_result(raw: Any) -> Any:
             return CallToolResult
         if "completion" in raw:
             return CompleteResult
-        return SubscriptionsListenResult
+        if "_meta" in raw:
+            return SubscriptionsListenResult
     return Result
 
 
