@@ -22,7 +22,7 @@ def test_loads_each_official_revision(revision: str) -> None:
     loaded = load_schema(path)
     assert loaded.revision == revision
     assert loaded.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert loaded.dialect == ("2020-12" if revision == "2025-11-25" else "draft-07")
+    assert loaded.dialect == ("draft-07" if revision in ("2024-11-05", "2025-03-26", "2025-06-18") else "2020-12")
     assert loaded.warnings == []
     assert "CallToolResult" in loaded.definitions
 
