@@ -52,6 +52,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import needs_shared
 from tests.fuzzing import (
     CORPUS,
     CORPUS_FRAMES,
@@ -85,7 +86,8 @@ from tests.fuzzing import (
     wrong_type_frames,
 )
 
-pytestmark = pytest.mark.slow  # the fuzz suite: run by `pytest -m slow` (CI runs both)
+# The fuzz suite: run by `pytest -m slow` (CI runs both). Its oracle reads the official schema in ../shared.
+pytestmark = [pytest.mark.slow, needs_shared]
 
 CI = bool(os.environ.get("CI"))
 BULK_FRAMES = 100_000
