@@ -1,11 +1,12 @@
-"""Requests whose handlers finish at once (ping, a synchronous tool) are answered on the
-spot, without a task per request; everything else still runs in a task of its own. The
-answers must be the same either way."""
+"""Requests whose handlers finish at once (ping, a tool declared ``blocking=False``) are
+answered on the spot, without a task per request; everything else still runs in a task of
+its own (a plain ``def`` tool in the thread pool). The answers must be the same either way."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from typing import Any
 
 import pytest
@@ -31,7 +32,7 @@ def text(result: CallToolResult) -> str:
 def _server(tasks: dict[str, list[Any]], **options: Any) -> Server:
     server = Server("s", **options)
 
-    @server.tool()
+    @server.tool(blocking=False)
     def sync_echo(text: str) -> str:
         tasks.setdefault("sync", []).append(asyncio.current_task())
         return text
@@ -41,18 +42,27 @@ def _server(tasks: dict[str, list[Any]], **options: Any) -> Server:
         tasks.setdefault("async", []).append(asyncio.current_task())
         return text
 
-    @server.tool()
+    @server.tool(blocking=False)
     def sync_with_context(ctx: Context) -> str:
         tasks.setdefault("context", []).append(asyncio.current_task())
         return str(ctx.request_id)
 
-    @server.tool()
+    @server.tool(blocking=False)
     def sync_crash() -> str:
         raise ValueError("secret detail")
 
-    @server.tool()
+    @server.tool(blocking=False)
     def sync_refuses() -> str:
         raise McpError(INVALID_PARAMS, "refused on purpose")
+
+    @server.tool()
+    def plain(text: str) -> str:  # may block: runs in the thread pool
+        tasks.setdefault("plain", []).append(threading.current_thread())
+        return text
+
+    @server.tool()
+    def plain_crash() -> str:
+        raise ValueError("secret detail")
 
     return server
 
@@ -70,6 +80,16 @@ async def test_sync_tools_share_the_receive_loop_and_others_get_a_task_each() ->
     # In a task each: three calls, three tasks, none of them the receive loop.
     for kind in ("async", "context"):
         assert len(set(map(id, tasks[kind]))) == 3 and tasks["sync"][0] not in tasks[kind]
+
+
+async def test_a_plain_def_tool_runs_in_a_worker_thread_not_on_the_spot() -> None:
+    tasks: dict[str, list[Any]] = {}
+    async with Client(_server(tasks)) as client:
+        for i in range(3):
+            assert text(await client.call_tool("plain", {"text": f"p{i}"})) == f"p{i}"
+        crash = await client.call_tool("plain_crash")
+        assert crash.is_error is True and "secret detail" not in crash.content[0].text  # type: ignore[union-attr]
+    assert all(t is not threading.main_thread() and t.name.startswith("mcpgen-handler") for t in tasks["plain"])
 
 
 async def test_failures_are_answered_the_same_way_on_the_spot() -> None:

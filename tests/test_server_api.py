@@ -21,6 +21,7 @@ from mcpgen.generated import (
     ToolAnnotations,
 )
 from mcpgen.runtime.client_session import UnsupportedVersion
+from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
 from mcpgen.runtime.transport import memory_pair
 from mcpgen.runtime.server_session import ServerSession
 
@@ -134,3 +135,34 @@ async def test_client_refuses_an_unsupported_version() -> None:
     with pytest.raises(UnsupportedVersion, match="1999-01-01"):
         async with Client(connect=connect):
             pass
+
+
+async def test_a_resource_that_returns_none_is_an_error_naming_it(caplog: pytest.LogCaptureFixture) -> None:
+    server = Server("s")
+
+    @server.resource("mem://config")
+    def config() -> str:
+        return None  # type: ignore[return-value]  # the mistake under test
+
+    @server.resource_template("mem://users/{name}")
+    def user(name: str) -> bytes:
+        return name  # type: ignore[return-value]
+
+    @server.resource("mem://untyped")
+    def untyped():  # type: ignore[no-untyped-def]
+        return None
+
+    async with Client(server) as client:
+        with pytest.raises(McpError) as none:
+            await client.read_resource("mem://config")
+        assert none.value.code == INTERNAL_ERROR
+        assert "mem://config" in none.value.message and "config" in none.value.message
+        assert "returned NoneType, but it is annotated -> str" in none.value.message
+        with pytest.raises(McpError) as wrong:
+            await client.read_resource("mem://users/ada")
+        assert "mem://users/ada" in wrong.value.message and "returned str, but it is annotated -> bytes" in wrong.value.message
+        with pytest.raises(McpError) as bare:
+            await client.read_resource("mem://untyped")
+        assert "returned NoneType" in bare.value.message and "annotated" not in bare.value.message
+    logged = [r.getMessage() for r in caplog.records if r.name == "mcpgen"]
+    assert any("mem://config" in line and "-> str" in line for line in logged), logged

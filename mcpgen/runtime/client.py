@@ -48,6 +48,7 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.client_session import ClientSession
 from mcpgen.runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from mcpgen.runtime.extras import require
 from mcpgen.runtime.files import check_root_uri
 from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
 from mcpgen.runtime.session import ProgressCallback
@@ -183,7 +184,10 @@ class Client:
         **options: Any,
     ) -> Client:
         """A client for a server at a Streamable HTTP endpoint (``http://host/mcp``);
-        ``auth=OAuthClient(...)`` authorizes with OAuth 2.1 when the server asks."""
+        ``auth=OAuthClient(...)`` authorizes with OAuth 2.1 when the server asks. Without
+        the ``http`` extra this raises :class:`~mcpgen.runtime.extras.MissingExtra` (a
+        ``ModuleNotFoundError``) whose message is the one-line install hint."""
+        require("httpx", "http", "Client.http")
 
         async def connect() -> Transport:
             from mcpgen.runtime.http_client import HttpTransport
@@ -194,7 +198,9 @@ class Client:
 
     @classmethod
     def sse(cls, url: str, *, headers: dict[str, str] | None = None, **options: Any) -> Client:
-        """A client for a server speaking the 2024-11-05 HTTP+SSE transport (``.../sse``)."""
+        """A client for a server speaking the 2024-11-05 HTTP+SSE transport (``.../sse``);
+        without the ``http`` extra, raises as :meth:`http` does."""
+        require("httpx", "http", "Client.sse")
 
         async def connect() -> Transport:
             from mcpgen.runtime.legacy_sse_client import LegacySseTransport

@@ -3,12 +3,18 @@
 Declare a parameter annotated :class:`Context` and it is passed in (and left out of the
 tool's input schema). Through it a handler reports progress, logs to the client, checks
 for cancellation and asks the client for sampling, elicitation or its roots.
+
+Its methods that talk to the client are coroutines. A synchronous handler running in the
+server's thread pool calls them through :meth:`Context.wait`, which runs one on the event
+loop and blocks its thread until it is done.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -38,21 +44,38 @@ from mcpgen.runtime.session import RequestContext, current_request
 if TYPE_CHECKING:
     from mcpgen.runtime.server_session import ServerSession
 
+T = TypeVar("T")
+
 
 class Context:
     """The request being served: its session, id, metadata and the client behind it."""
 
-    def __init__(self, request: RequestContext, task: asyncio.Task[Any] | None = None) -> None:
+    def __init__(
+        self,
+        request: RequestContext,
+        task: asyncio.Task[Any] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
         self.request = request
         self._task = task
+        self._loop = loop if loop is not None else (task.get_loop() if task is not None else None)
+        self._abandoned = False
 
     @classmethod
     def current(cls) -> Context:
-        """The context of the request this task is serving."""
+        """The context of the request this task (or this handler's worker thread) is serving."""
+        handed = handler_context.get()
+        if handed is not None:
+            return handed  # in a worker thread: the context made for it on the event loop
         request = current_request.get()
         if request is None:
             raise RuntimeError("no MCP request is being served here")
-        return cls(request, asyncio.current_task())
+        return cls(request, asyncio.current_task(), asyncio.get_running_loop())
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop serving this request."""
+        return self._loop
 
     @property
     def session(self) -> ServerSession:
@@ -71,12 +94,43 @@ class Context:
 
     @property
     def cancelled(self) -> bool:
-        """True once the client cancelled this request."""
-        return self._task is not None and self._task.cancelling() > 0
+        """True once the client cancelled this request, or nobody waits for its answer any
+        more (its handler timed out; the session closed). A handler in a worker thread
+        cannot be stopped from outside: a long one should look here now and then."""
+        return self._abandoned or (self._task is not None and self._task.cancelling() > 0)
 
     def check_cancelled(self) -> None:
         if self.cancelled:
             raise asyncio.CancelledError
+
+    def abandon(self) -> None:
+        """Mark the request as no longer awaited (the runtime calls this when it stops
+        waiting for a handler running in a worker thread)."""
+        self._abandoned = True
+
+    def wait(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """From a synchronous handler in the server's thread pool: run one of this
+        context's coroutines on the event loop and return its result, e.g.
+        ``ctx.wait(ctx.report_progress(1, 10))`` or ``ctx.wait(ctx.sample("..."))``.
+
+        Raises :class:`asyncio.CancelledError` once the request is cancelled, and
+        :class:`RuntimeError` on the event loop itself (waiting there would stop the loop
+        that has to do the work: ``await`` the coroutine instead)."""
+        loop = self._loop
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or running is loop or loop.is_closed():
+            coroutine.close()
+            where = "the event loop: await it instead" if running is loop else "no running server"
+            raise RuntimeError(f"ctx.wait() is for synchronous handlers in worker threads, not {where}")
+        if self.cancelled:
+            coroutine.close()
+            raise asyncio.CancelledError
+        # The coroutine runs as a task made in this thread's context: it sees the request
+        # being served, so what it sends is related to that request (HTTP: its stream).
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
 
     # ------------------------------------------------------------ progress and logs
 
@@ -182,6 +236,10 @@ def form_schema(schema: type) -> dict[str, Any]:
         "properties": body.get("properties", {}),
         **({"required": body["required"]} if body.get("required") else {}),
     }
+
+
+handler_context: ContextVar[Context | None] = ContextVar("mcpgen_handler_context", default=None)
+"""Set only inside a worker thread's copy of the request's context variables."""
 
 
 def _opt(value: Any) -> Any:

@@ -2,15 +2,23 @@
 
     server = Server("demo")
 
-    @server.tool()
+    @server.tool          # or @server.tool(name=..., title=..., ...)
     def add(a: int, b: int) -> int:
         "Add two numbers."
         return a + b
 
-    server.run()  # stdio
+    if __name__ == "__main__":
+        server.run()      # stdio; server.run("http") for Streamable HTTP
 
 One :class:`Server` can serve many sessions at once (each client over stdio, or many over
 HTTP); per-client state (log level, subscriptions) lives in the session.
+
+Where handlers run: ``async def`` ones on the event loop. A plain ``def`` may block, so it
+runs in the server's thread pool (``max_threads`` workers; see
+:mod:`mcpgen.runtime.threads`), unless declared ``blocking=False``: it is then called on
+the event loop, and such a tool without a :class:`Context` parameter is even answered on
+the spot, without a task (the fastest path: use it for quick pure-Python work only, since
+while it runs every session of the server waits).
 """
 
 from __future__ import annotations
@@ -23,11 +31,12 @@ import logging
 import os
 import re
 import signal
+import sys
 import typing
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import msgspec
 from msgspec import UNSET
@@ -75,12 +84,14 @@ from mcpgen.generated import (
     AudioContent,
 )
 from mcpgen.runtime.context import Context
-from mcpgen.runtime.errors import INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
+from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
+from mcpgen.runtime.extras import MissingExtra, require
 from mcpgen.runtime.files import guess_mime, read_file, resolve_within
 from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
 from mcpgen.runtime.server_session import ServerSession
 from mcpgen.runtime.session import NOT_NOW, current_request
 from mcpgen.runtime.signature import ArgumentError, Signature, signature_of
+from mcpgen.runtime.threads import DEFAULT_MAX_THREADS, ThreadPool
 from mcpgen.runtime.transport import Transport
 from mcpgen.runtime.uri_template import UriTemplate
 
@@ -104,6 +115,7 @@ class ToolError(Exception):
 class _Tool:
     fn: Callable[..., Any]
     signature: Signature
+    in_thread: bool  # a plain def not declared blocking=False
     definition: Tool
     returns: Any  # the return annotation, for checking structured output
     check_input: Callable[[Any], None] | None = None  # for a tool given an explicit input schema
@@ -113,6 +125,7 @@ class _Tool:
 class _Resource:
     fn: Callable[..., Any]
     signature: Signature
+    in_thread: bool
     definition: Resource
 
 
@@ -120,6 +133,7 @@ class _Resource:
 class _Template:
     fn: Callable[..., Any]
     signature: Signature
+    in_thread: bool
     template: UriTemplate
     definition: ResourceTemplate
 
@@ -128,10 +142,17 @@ class _Template:
 class _Prompt:
     fn: Callable[..., Any]
     signature: Signature
+    in_thread: bool
     definition: Prompt
 
 
 Completer = Callable[..., Awaitable[Iterable[str]] | Iterable[str]]
+
+
+@dataclass
+class _Completer:
+    fn: Completer
+    in_thread: bool
 
 
 class Server(ServerHandlers):
@@ -151,12 +172,16 @@ class Server(ServerHandlers):
         handler_timeout: float | None = None,
         max_concurrency: int = 1024,
         max_message: int = 16 * 1024 * 1024,
+        max_threads: int = DEFAULT_MAX_THREADS,
     ) -> None:
         """``request_timeout`` bounds our requests to the client (sampling, elicitation);
-        ``handler_timeout`` bounds each handler (-32603 when exceeded); at most
+        ``handler_timeout`` bounds each handler (-32603 when exceeded; a handler in a
+        worker thread runs on, unheard, see :mod:`mcpgen.runtime.threads`); at most
         ``max_concurrency`` requests of one session run at once, four times as many wait
         in order, and more are refused (-32000, "server busy");
-        ``max_message`` bytes is the largest frame accepted over stdio."""
+        ``max_message`` bytes is the largest frame accepted over stdio; ``max_threads``
+        worker threads, for all sessions together, run the plain ``def`` handlers (calls
+        beyond that wait for a free worker)."""
         self.info = Implementation(
             name=name,
             version=version,
@@ -177,11 +202,16 @@ class Server(ServerHandlers):
         self._resources: dict[str, _Resource] = {}
         self._templates: list[_Template] = []
         self._prompts: dict[str, _Prompt] = {}
-        self._completers: dict[tuple[str, str, str], Completer] = {}
+        self._completers: dict[tuple[str, str, str], _Completer] = {}
         self.sessions: set[ServerSession] = set()
+        self.threads = ThreadPool(max_threads)
 
     # ------------------------------------------------------------ registration
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
     def tool(
         self,
         name: str | None = None,
@@ -192,14 +222,31 @@ class Server(ServerHandlers):
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         input_schema: dict[str, Any] | None = None,
-    ) -> Callable[[F], F]:
-        """Register a function as a tool. Its parameters' type hints make the input
-        schema; its return annotation, when it is structured data, the output schema.
-        ``input_schema`` replaces the derived schema verbatim (arguments are then checked
-        against it before the type hints convert them)."""
+        blocking: bool | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        blocking: bool | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a function as a tool (``@server.tool`` or ``@server.tool(...)``). Its
+        parameters' type hints make the input schema; its return annotation, when it is
+        structured data, the output schema. ``input_schema`` replaces the derived schema
+        verbatim (arguments are then checked against it before the type hints convert
+        them). ``blocking=False`` declares a plain ``def`` quick and non-blocking: it runs
+        on the event loop instead of the thread pool (see the module's docstring)."""
+        fn, name = _bare(name, "tool", "its name")
 
         def register(fn: F) -> F:
-            sig = signature_of(fn, inject_types=(Context,), content_types=_CONTENT_TYPES)
+            sig = signature_of(_callable(fn, "tool"), inject_types=(Context,), content_types=_CONTENT_TYPES)
             check = compile_schema(input_schema) if input_schema is not None else None
             tool_name = name or sig.name
             if not TOOL_NAME.fullmatch(tool_name):
@@ -217,16 +264,20 @@ class Server(ServerHandlers):
                 meta=meta or UNSET,
             )
             returns = typing.get_type_hints(fn).get("return") if sig.output_schema is not None else None
-            self._tools[tool_name] = _Tool(fn, sig, definition, returns, check)
+            self._tools[tool_name] = _Tool(fn, sig, _in_thread(sig, blocking), definition, returns, check)
             self._changed("tools")
             return fn
 
-        return register
+        return register(fn) if fn is not None else register
 
     def remove_tool(self, name: str) -> None:
         del self._tools[name]
         self._changed("tools")
 
+    @overload
+    def resource(self, uri: F, /) -> F: ...
+
+    @overload
     def resource(
         self,
         uri: str,
@@ -237,14 +288,38 @@ class Server(ServerHandlers):
         mime_type: str | None = None,
         size: int | None = None,
         icons: list[Icon] | None = None,
-    ) -> Callable[[F], F]:
+        blocking: bool | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def resource(
+        self,
+        uri: str | F,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        icons: list[Icon] | None = None,
+        blocking: bool | None = None,
+    ) -> F | Callable[[F], F]:
         """Register a function that returns the contents of the resource at ``uri``
-        (``str`` for text, ``bytes`` for binary, or resource contents)."""
+        (``str`` for text, ``bytes`` for binary, or resource contents). Bare, as
+        ``@server.resource``, the URI is ``resource://<function name>``. ``blocking``: as
+        for :meth:`tool`."""
+        fn, given = _bare(uri, "resource", "its URI", optional=False)
 
         def register(fn: F) -> F:
-            sig = signature_of(fn, inject_types=(Context,))
+            sig = signature_of(_callable(fn, "resource"), inject_types=(Context,))
+            needs = sig.input_schema.get("required", [])
+            if needs:
+                raise TypeError(
+                    f"resource function `{sig.name}` requires {', '.join(needs)}: a resource is read without "
+                    "arguments; for URIs with variables use @server.resource_template"
+                )
+            resource_uri = given if given is not None else f"resource://{sig.name}"
             definition = Resource(
-                uri=uri,
+                uri=resource_uri,
                 name=name or sig.name,
                 title=title or UNSET,
                 description=_text(description or sig.description),
@@ -252,12 +327,16 @@ class Server(ServerHandlers):
                 size=size if size is not None else UNSET,
                 icons=icons or UNSET,
             )
-            self._resources[uri] = _Resource(fn, sig, definition)
+            self._resources[resource_uri] = _Resource(fn, sig, _in_thread(sig, blocking), definition)
             self._changed("resources")
             return fn
 
-        return register
+        return register(fn) if fn is not None else register
 
+    @overload
+    def resource_template(self, uri_template: F, /) -> F: ...
+
+    @overload
     def resource_template(
         self,
         uri_template: str,
@@ -266,25 +345,49 @@ class Server(ServerHandlers):
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
-    ) -> Callable[[F], F]:
+        blocking: bool | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def resource_template(
+        self,
+        uri_template: str | F,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        blocking: bool | None = None,
+    ) -> F | Callable[[F], F]:
         """Register a function serving every URI that matches an RFC 6570 template; the
-        template's variables are passed as keyword arguments."""
+        template's variables are passed as keyword arguments. Bare, as
+        ``@server.resource_template``, the template is ``resource://<function
+        name>/{<parameter>}/...`` over the function's parameters in order. ``blocking``:
+        as for :meth:`tool`."""
+        fn, given = _bare(uri_template, "resource_template", "its URI template", optional=False)
 
         def register(fn: F) -> F:
-            template = UriTemplate(uri_template)
-            sig = signature_of(fn, inject_types=(Context,))
+            sig = signature_of(_callable(fn, "resource_template"), inject_types=(Context,))
+            if given is not None:
+                uri_text = given
+            else:
+                variables = list(sig.input_schema.get("properties", {}))
+                if not variables:
+                    raise TypeError(f"resource template function `{sig.name}` has no parameters to fill "
+                                    "from a URI: use @server.resource for a fixed URI")  # fmt: skip
+                uri_text = f"resource://{sig.name}" + "".join(f"/{{{v}}}" for v in variables)
+            template = UriTemplate(uri_text)
             definition = ResourceTemplate(
-                uri_template=uri_template,
+                uri_template=uri_text,
                 name=name or sig.name,
                 title=title or UNSET,
                 description=_text(description or sig.description),
                 mime_type=mime_type or UNSET,
             )
-            self._templates.append(_Template(fn, sig, template, definition))
+            self._templates.append(_Template(fn, sig, _in_thread(sig, blocking), template, definition))
             self._changed("resources")
             return fn
 
-        return register
+        return register(fn) if fn is not None else register
 
     def directory(
         self, root: str | os.PathLike[str], *, uri_prefix: str = "file:///", name: str = "files", listed: bool = True
@@ -294,27 +397,28 @@ class Server(ServerHandlers):
         ``root`` (``..``, absolute, symlinks pointing out) are answered "not found"."""
         base = Path(root).resolve()
         template = UriTemplate(uri_prefix + "{+path}")
-        sig = signature_of(lambda path: None)
-        entry = _Template(lambda path: None, sig, template, ResourceTemplate(uri_template=template.template, name=name))
 
-        async def read(path: str) -> Any:
+        def read(path: str) -> Any:  # file I/O: runs in the thread pool
             found = resolve_within(base, path, uri_prefix + path)
             contents = to_contents(uri_prefix + path, read_file(found), guess_mime(found))
             return contents
 
-        entry.fn = read
-        entry.signature = signature_of(read)
-        self._templates.append(entry)
+        definition = ResourceTemplate(uri_template=template.template, name=name)
+        self._templates.append(_Template(read, signature_of(read), True, template, definition))
         if listed:
             for file in sorted(p for p in base.rglob("*") if p.is_file()):
                 relative = file.relative_to(base).as_posix()
                 uri = uri_prefix + relative
+                reader = _reader(base, relative, uri)
                 self._resources[uri] = _Resource(
-                    _reader(base, relative, uri), signature_of(read),
-                    Resource(uri=uri, name=relative, mime_type=guess_mime(file)),
+                    reader, signature_of(reader), True, Resource(uri=uri, name=relative, mime_type=guess_mime(file)),
                 )  # fmt: skip
         self._changed("resources")
 
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
     def prompt(
         self,
         name: str | None = None,
@@ -322,12 +426,25 @@ class Server(ServerHandlers):
         title: str | None = None,
         description: str | None = None,
         icons: list[Icon] | None = None,
-    ) -> Callable[[F], F]:
-        """Register a prompt: a function of string arguments returning text, messages or
-        a ``GetPromptResult``."""
+        blocking: bool | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        blocking: bool | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a prompt (``@server.prompt`` or ``@server.prompt(...)``): a function
+        of string arguments returning text, messages or a ``GetPromptResult``.
+        ``blocking``: as for :meth:`tool`."""
+        fn, name = _bare(name, "prompt", "its name")
 
         def register(fn: F) -> F:
-            sig = signature_of(fn, inject_types=(Context,))
+            sig = signature_of(_callable(fn, "prompt"), inject_types=(Context,))
             props = sig.input_schema.get("properties", {})
             required = set(sig.input_schema.get("required", []))
             arguments = [
@@ -346,21 +463,40 @@ class Server(ServerHandlers):
                 arguments=arguments or UNSET,
                 icons=icons or UNSET,
             )
-            self._prompts[prompt_name] = _Prompt(fn, sig, definition)
+            self._prompts[prompt_name] = _Prompt(fn, sig, _in_thread(sig, blocking), definition)
             self._changed("prompts")
             return fn
 
-        return register
+        return register(fn) if fn is not None else register
 
-    def completion(self, *, argument: str, prompt: str | None = None, template: str | None = None) -> Callable[[F], F]:
+    def completion(
+        self,
+        *,
+        argument: str,
+        prompt: str | None = None,
+        template: str | None = None,
+        blocking: bool | None = None,
+    ) -> Callable[[F], F]:
         """Register the completer of a prompt's or resource template's argument:
-        ``fn(value: str, arguments: dict[str, str]) -> list[str]`` (sync or async)."""
+        ``fn(value: str, arguments: dict[str, str]) -> list[str]`` (sync or async).
+        It has no bare form: which argument it completes must be said
+        (``@server.completion(argument="city", prompt="weather")``). ``blocking``: as for
+        :meth:`tool`."""
+        if not isinstance(argument, str):
+            raise TypeError(f"@server.completion: argument= is the argument's name (a str), not {type(argument).__name__}")
+        for given in (prompt, template):
+            if given is not None and not isinstance(given, str):
+                raise TypeError(f"@server.completion: prompt= and template= are strings, not {type(given).__name__}")
         if (prompt is None) == (template is None):
             raise ValueError("give exactly one of prompt= or template=")
         key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", template, argument)
 
         def register(fn: F) -> F:
-            self._completers[key] = fn  # type: ignore[index]
+            _callable(fn, "completion")
+            is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+            if is_async and blocking:
+                raise TypeError(_ASYNC_BLOCKING.format(name=getattr(fn, "__name__", "completer")))
+            self._completers[key] = _Completer(fn, not is_async and blocking is not False)  # type: ignore[index]
             return fn
 
         return register
@@ -368,6 +504,23 @@ class Server(ServerHandlers):
     # ------------------------------------------------------------ change notifications
 
     def _changed(self, feature: str) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            self._announce(feature)
+            return
+        # Off the event loop: a handler in a worker thread registered something (its
+        # sessions are told on its event loop), or the application did before serving.
+        try:
+            loop = Context.current().loop
+        except RuntimeError:
+            return
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._announce, feature)
+
+    def _announce(self, feature: str) -> None:
         method = f"notifications/{feature}/list_changed"
         for session in list(self.sessions):
             if session.state == "ready" and session.own_caps.has(f"{feature}.listChanged"):
@@ -403,8 +556,10 @@ class Server(ServerHandlers):
             instructions=self.instructions or UNSET,
         )
 
+    # The list_* handlers copy with list() first: one step a handler registering from a
+    # worker thread cannot interleave with.
     async def list_tools(self, params: PaginatedRequestParams) -> ListToolsResult:
-        page, cursor = self._page([t.definition for t in self._tools.values()], params.cursor)
+        page, cursor = self._page([t.definition for t in list(self._tools.values())], params.cursor)
         return ListToolsResult(tools=page, next_cursor=cursor)
 
     async def call_tool(self, params: CallToolRequestParams) -> CallToolResult:
@@ -413,17 +568,18 @@ class Server(ServerHandlers):
             return started  # the arguments were refused
         entry, kwargs = started
         try:
-            value = await _invoke(entry.fn, entry.signature, kwargs)
+            value = await self._invoke(entry.fn, entry.signature, entry.in_thread, kwargs, f"tool {entry.definition.name}")
         except Exception as exc:
             return self._tool_failed(entry, exc)
         return self._tool_result(entry, value)
 
     def call_tool_now(self, params: CallToolRequestParams) -> CallToolResult:
-        """``call_tool`` for a synchronous tool, without awaiting anything (the session
-        serves these on the spot); :data:`NOT_NOW` for an async tool, or one that takes a
-        :class:`Context` (its cancellation state belongs to a task of its own)."""
+        """``call_tool`` for a tool declared ``blocking=False``, without awaiting anything
+        (the session serves these on the spot); :data:`NOT_NOW` for any other tool (async,
+        run in the thread pool) and for one that takes a :class:`Context` (its
+        cancellation state belongs to a task of its own)."""
         entry = self._tools.get(params.name)
-        if entry is not None and (entry.signature.is_async or entry.signature.context_param is not None):
+        if entry is not None and (entry.in_thread or entry.signature.is_async or entry.signature.context_param is not None):
             return NOT_NOW  # type: ignore[no-any-return]
         started = self._tool_call(params)
         if isinstance(started, CallToolResult):
@@ -487,18 +643,19 @@ class Server(ServerHandlers):
         return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
 
     async def list_resources(self, params: PaginatedRequestParams) -> ListResourcesResult:
-        page, cursor = self._page([r.definition for r in self._resources.values()], params.cursor)
+        page, cursor = self._page([r.definition for r in list(self._resources.values())], params.cursor)
         return ListResourcesResult(resources=page, next_cursor=cursor)
 
     async def list_resource_templates(self, params: PaginatedRequestParams) -> ListResourceTemplatesResult:
-        page, cursor = self._page([t.definition for t in self._templates], params.cursor)
+        page, cursor = self._page([t.definition for t in list(self._templates)], params.cursor)
         return ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
 
     async def read_resource(self, params: ReadResourceRequestParams) -> ReadResourceResult:
         uri = params.uri
         resource = self._resources.get(uri)
         if resource is not None:
-            value = await _invoke(resource.fn, resource.signature, {})
+            value = await self._invoke(resource.fn, resource.signature, resource.in_thread, {}, f"resource {uri}")
+            _check_resource_value(uri, resource.signature, value)
             return ReadResourceResult(contents=to_contents(uri, value, resource.definition.mime_type))
         for template in self._templates:
             values = template.template.match(uri)
@@ -508,7 +665,8 @@ class Server(ServerHandlers):
                 kwargs = template.signature.decode_arguments(values)
             except ArgumentError:
                 continue
-            value = await _invoke(template.fn, template.signature, kwargs)
+            value = await self._invoke(template.fn, template.signature, template.in_thread, kwargs, f"resource {uri}")
+            _check_resource_value(uri, template.signature, value)
             return ReadResourceResult(contents=to_contents(uri, value, template.definition.mime_type))
         raise ResourceNotFound(uri)
 
@@ -521,7 +679,7 @@ class Server(ServerHandlers):
         return {}
 
     async def list_prompts(self, params: PaginatedRequestParams) -> ListPromptsResult:
-        page, cursor = self._page([p.definition for p in self._prompts.values()], params.cursor)
+        page, cursor = self._page([p.definition for p in list(self._prompts.values())], params.cursor)
         return ListPromptsResult(prompts=page, next_cursor=cursor)
 
     async def get_prompt(self, params: GetPromptRequestParams) -> GetPromptResult:
@@ -533,7 +691,7 @@ class Server(ServerHandlers):
             kwargs = entry.signature.decode_arguments(arguments)
         except ArgumentError as exc:
             raise McpError(INVALID_PARAMS, f"Invalid arguments for prompt {params.name}: {exc}") from None
-        value = await _invoke(entry.fn, entry.signature, kwargs)
+        value = await self._invoke(entry.fn, entry.signature, entry.in_thread, kwargs, f"prompt {params.name}")
         if isinstance(value, GetPromptResult):
             return value
         return GetPromptResult(messages=to_messages(value), description=entry.definition.description)
@@ -545,7 +703,12 @@ class Server(ServerHandlers):
         values: list[str] = []
         if completer is not None:
             context = params.context.arguments if params.context is not UNSET else UNSET
-            outcome = completer(params.argument.value, context if context is not UNSET else {})
+            args = {"value": params.argument.value, "arguments": context if context is not UNSET else {}}
+            if completer.in_thread:
+                label = f"completer of {params.argument.name}"
+                outcome = await self.threads.run(_positional(completer.fn), args, Context.current(), label)
+            else:
+                outcome = completer.fn(*args.values())
             if inspect.isawaitable(outcome):
                 outcome = await outcome
             values = list(outcome)
@@ -566,6 +729,21 @@ class Server(ServerHandlers):
                 raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor")
         end = start + self.page_size
         return items[start:end], (_encode_cursor(end) if end < len(items) else UNSET)
+
+    async def _invoke(
+        self, fn: Callable[..., Any], sig: Signature, in_thread: bool, kwargs: dict[str, Any], label: str
+    ) -> Any:
+        """Call a handler: awaited, in the thread pool, or (``blocking=False``) right here."""
+        if in_thread:
+            context = Context.current()
+            if sig.context_param is not None:
+                kwargs[sig.context_param] = context
+            return await self.threads.run(fn, kwargs, context, label)
+        if sig.context_param is not None:
+            kwargs[sig.context_param] = Context.current()
+        if sig.is_async:
+            return await fn(**kwargs)
+        return fn(**kwargs)
 
     @staticmethod
     def _current_session() -> ServerSession:
@@ -607,15 +785,41 @@ class Server(ServerHandlers):
         **options: Any,
     ) -> None:
         """Serve until stdin closes or SIGTERM (stdio), or serve HTTP with uvicorn
-        (``transport="http"``; binds 127.0.0.1 unless told otherwise)."""
-        if transport == "stdio":
-            asyncio.run(_until_signal(self.serve_stdio()))
-        elif transport == "http":
-            import uvicorn
-
-            uvicorn.run(self.http_app(path, **options), host=host, port=port, log_level="warning")
-        else:
+        (``transport="http"``; binds 127.0.0.1 unless told otherwise, ``port=0`` picks a
+        free port; the URL served is printed to stderr). Without the ``http`` extra,
+        ``"http"`` prints the one-line install hint and exits with status 2."""
+        if transport not in ("stdio", "http"):
             raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+        try:
+            if transport == "stdio":
+                asyncio.run(_until_signal(self.serve_stdio()))
+            else:
+                self._run_http(host, port, path, options)
+        finally:
+            self.threads.shutdown()
+
+    def _run_http(self, host: str, port: int, path: str, options: dict[str, Any]) -> None:
+        try:
+            uvicorn: Any = require("uvicorn", "http", "server.run('http')")
+        except MissingExtra as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        config = uvicorn.Config(self.http_app(path, **options), host=host, port=port, log_level="warning")
+        # Bound (and listening) here rather than by uvicorn, so that the URL printed has
+        # the real port (port=0) and a client that reads it may connect at once.
+        sock = config.bind_socket()
+        sock.listen(config.backlog)
+        bound_port = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"mcpgen: serving {self.info.name} over Streamable HTTP at http://{shown}:{bound_port}{path}",
+              file=sys.stderr, flush=True)  # fmt: skip
+        http_server = uvicorn.Server(config)
+        try:
+            http_server.run(sockets=[sock])
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sock.close()
 
 
 async def _until_signal(main: Awaitable[None]) -> None:
@@ -633,16 +837,64 @@ async def _until_signal(main: Awaitable[None]) -> None:
         pass
 
 
-async def _invoke(fn: Callable[..., Any], sig: Signature, kwargs: dict[str, Any]) -> Any:
-    if sig.context_param is not None:
-        kwargs[sig.context_param] = Context.current()
+_ASYNC_BLOCKING = (
+    "`{name}` is async def: blocking=True cannot apply (a coroutine runs on the event loop); "
+    "make it a plain def to run it in the thread pool"
+)
+
+
+def _bare(first: Any, decorator: str, what: str, *, optional: bool = True) -> tuple[Any, str | None]:
+    """Split a decorator's first argument: the function itself (used bare, as
+    ``@server.tool``) or ``what`` it names (a str, or None when ``optional``)."""
+    if isinstance(first, str) or (first is None and optional):
+        return None, first
+    if callable(first):
+        return first, None
+    raise TypeError(f"@server.{decorator}: the first argument is {what} (a str), not {type(first).__name__}; "
+                    f"use @server.{decorator} or @server.{decorator}(...)")  # fmt: skip
+
+
+def _callable(fn: Any, decorator: str) -> Callable[..., Any]:
+    if not callable(fn):
+        raise TypeError(f"@server.{decorator}(...) decorates a function, not {type(fn).__name__}")
+    return fn  # type: ignore[no-any-return]
+
+
+def _in_thread(sig: Signature, blocking: bool | None) -> bool:
+    """Whether a handler runs in the thread pool: a plain def unless ``blocking=False``."""
     if sig.is_async:
-        return await fn(**kwargs)
-    return fn(**kwargs)
+        if blocking:
+            raise TypeError(_ASYNC_BLOCKING.format(name=sig.name))
+        return False
+    return blocking is not False
 
 
-def _reader(base: Path, relative: str, uri: str) -> Callable[[], Awaitable[Any]]:
-    async def read() -> Any:
+def _positional(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A completer takes its two arguments by position (their names are the author's)."""
+
+    def call(value: str, arguments: dict[str, str]) -> Any:
+        return fn(value, arguments)
+
+    return call
+
+
+def _check_resource_value(uri: str, sig: Signature, value: Any) -> None:
+    """Refuse what no resource can hold (``None``), and a plain ``str``/``bytes`` return
+    annotation broken, as an error the author sees rather than ``null`` on the wire."""
+    declared = sig.returns
+    broken = (declared is str and not isinstance(value, str)) or (
+        declared is bytes and not isinstance(value, (bytes, bytearray))
+    )
+    if value is not None and not broken:
+        return
+    note = f", but it is annotated -> {getattr(declared, '__name__', declared)}" if declared is not None else ""
+    message = f"resource {uri} (function {sig.name}) returned {type(value).__name__}{note}"
+    log.error("mcpgen: %s", message)
+    raise McpError(INTERNAL_ERROR, f"Internal error: {message}")
+
+
+def _reader(base: Path, relative: str, uri: str) -> Callable[[], Any]:
+    def read() -> Any:  # file I/O: runs in the thread pool
         found = resolve_within(base, relative, uri)
         return to_contents(uri, read_file(found), guess_mime(found))
 

@@ -45,6 +45,7 @@ class Signature:
     context_param: str | None
     is_async: bool
     _arguments: type[msgspec.Struct] = field(repr=False, compare=False)
+    returns: Any = None  # the return annotation, resolved; None when there is none
 
     def decode_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate and convert JSON ``arguments`` into keyword arguments for the call."""
@@ -134,6 +135,7 @@ def signature_of(
         is_async=inspect.iscoroutinefunction(fn)
         or inspect.iscoroutinefunction(getattr(fn, "__call__", None)),
         _arguments=arguments,
+        returns=None if sig.return_annotation is sig.empty else sig.return_annotation,
     )
 
 
