@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+from mcpgen import __version__
 from tests.conftest import ROOT, official_schema
 
 
@@ -100,3 +103,78 @@ def test_new_creates_a_project_and_refuses_bad_input(tmp_path: Path) -> None:
     bad = mcpgen("new", "Not A Name", "--dir", str(tmp_path / "x"))
     assert bad.returncode == 2 and bad.stderr.startswith("error:")
     assert mcpgen("new", "ok", "--dir", str(tmp_path / "y"), "--transport", "carrier-pigeon").returncode == 2
+
+
+def test_version() -> None:
+    proc = mcpgen("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"mcpgen {__version__}"
+
+
+def test_debug_after_the_command_shows_the_traceback(tmp_path: Path) -> None:
+    proc = mcpgen("generate", "--schema", str(tmp_path / "none.json"), "--out", str(tmp_path / "x"), "--debug")
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr
+    quiet = mcpgen("generate", "--schema", str(tmp_path / "none.json"), "--out", str(tmp_path / "x"))
+    assert quiet.returncode == 2 and "Traceback" not in quiet.stderr
+
+
+def wide(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "mcpgen.cli", *args], capture_output=True, text=True, cwd=ROOT, env=env)
+
+
+def test_help_has_no_type_noise_and_summaries_fit_one_line() -> None:
+    from mcpgen.cli import app
+
+    names = [command.name or command.callback.__name__ for command in app.registered_commands if command.callback]
+    top = wide("--help")
+    assert top.returncode == 0
+    for name in names:
+        (row,) = [line for line in top.stdout.splitlines() if line.startswith(f"│ {name} ")]
+        following = top.stdout.splitlines()[top.stdout.splitlines().index(row) + 1]
+        assert following.startswith(("│ ", "╰")) and not following.startswith("│   "), f"{name}'s summary wraps"
+    for name in [None, *names]:
+        text = wide(*([name] if name else []), "--help").stdout
+        assert not re.search(r"<(bool|str|int|float|path|list\[str\])>", text), text
+        assert "{" not in text.split("\n", 3)[1], "usage line shows {ARGUMENT}"
+
+
+def test_help_examples_and_prose_are_not_broken_mid_line() -> None:
+    from mcpgen.cli import app
+
+    for command in app.registered_commands:
+        assert command.callback is not None
+        name = command.name or command.callback.__name__
+        doc = inspect.cleandoc(command.callback.__doc__ or "")
+        examples = [line.strip() for line in doc.split("Example")[-1].splitlines()[1:] if line.strip()]
+        assert examples, f"{name} has no examples"
+        shown = [line.strip(" │") for line in wide(name, "--help").stdout.splitlines()]
+        for example in examples:
+            assert example in shown, f"{name}: {example!r} is not on a line of its own"
+        first_prose = doc.split("\n\n")[1] if doc.count("\n\n") > 1 else ""
+        if first_prose and not first_prose.startswith("Example"):
+            # a prose paragraph is reflowed to the terminal, not broken where the docstring was
+            assert " ".join(first_prose.split()[:6]) in " ".join(shown)
+
+
+def test_exit_codes_are_documented() -> None:
+    top = wide("--help").stdout
+    assert "Exit codes:" in top
+    for line in ("0  success", "1  generate --check found stale files", "2  bad usage or input"):
+        assert line in top
+    assert "Exit codes: 0 done, 1 the tool reported an error, 2 bad usage" in " ".join(
+        line.strip(" │") for line in wide("call", "--help").stdout.splitlines()
+    )
+
+
+def test_typer_pin_keeps_the_plain_help() -> None:
+    """pyproject's typer range is the one whose help was checked above (0.27 and later
+    print <str>/<bool> beside options; before 0.26 typer used whatever click is installed)."""
+    import tomllib
+
+    import typer
+
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert "typer>=0.26,<0.27" in pins
+    assert typer.__version__.startswith("0.26.")
