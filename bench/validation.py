@@ -43,8 +43,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from mcpgen.runtime import jsonschema as mcpgen_jsonschema  # noqa: E402
-from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema  # noqa: E402
+from mcpgen.runtime import jsonschema as mcpgen_jsonschema
+from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
 
 DAY = {
     "type": "object",
@@ -74,9 +74,7 @@ VALID: dict[str, Any] = {
     "city": "Oslo",
     "temperature": -3.5,
     "updated": 1_760_000_000,
-    "forecast": [
-        {"date": f"2026-01-0{i + 1}", "high": 2.0 + i, "low": -4.5 + i, "summary": "snow"} for i in range(7)
-    ],
+    "forecast": [{"date": f"2026-01-0{i + 1}", "high": 2.0 + i, "low": -4.5 + i, "summary": "snow"} for i in range(7)],
 }
 INVALID: dict[str, Any] = {**VALID, "forecast": [*VALID["forecast"][:6], {**VALID["forecast"][6], "low": "cold"}]}
 
@@ -173,7 +171,9 @@ def main() -> int:
     print(f"{'':8} {'valid (µs)':>12} {'invalid (µs)':>13} {'compile (ms)':>13} {'cached (ms)':>12}")
     for name, r in results.items():
         cached = f"{r['compile_cached_ms']:12.4f}" if "compile_cached_ms" in r else f"{'-':>12}"
-        print(f"{name:8} {r['validate_valid_us']:12.1f} {r['validate_invalid_us']:13.1f} {r['compile_ms']:13.3f} {cached}")
+        print(
+            f"{name:8} {r['validate_valid_us']:12.1f} {r['validate_invalid_us']:13.1f} {r['compile_ms']:13.3f} {cached}"
+        )
     mine, sdk = results["mcpgen"], results["SDK"]
     print(
         f"SDK ÷ mcpgen: valid {sdk['validate_valid_us'] / mine['validate_valid_us']:.1f}x, "

@@ -13,7 +13,7 @@ import json
 import threading
 from collections.abc import Iterator
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import jsonschema
 import msgspec
@@ -444,14 +444,20 @@ def test_differential_against_jsonschema_package() -> None:
 
 # -- random data against MCP-shaped schemas, judged by the reference too ------------
 
+_numbers = st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["a", "b", "n", "x y"]), inner, max_size=4),
+    st.none() | st.booleans() | _numbers | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["a", "b", "n", "x y"]), inner, max_size=4)
+    ),
     max_leaves=12,
-)  # fmt: skip
+)
 
-ORACLE_SCHEMAS = [schema for name, schema, _, _ in CASES if name in {"mcp-output-schema", "ref-tree", "enum", "uniqueItems", "oneOf", "if-then-else", "patternProperties", "multipleOf-float", "type-integer", "draft7-tuple-items"}]  # fmt: skip
+_ORACLE_CASES = {
+    "mcp-output-schema", "ref-tree", "enum", "uniqueItems", "oneOf", "if-then-else", "patternProperties",
+    "multipleOf-float", "type-integer", "draft7-tuple-items",
+}  # fmt: skip
+ORACLE_SCHEMAS = [schema for name, schema, _, _ in CASES if name in _ORACLE_CASES]
 
 
 @settings(max_examples=300, deadline=None)
@@ -565,7 +571,10 @@ def test_no_schema_keyword_means_2020_12() -> None:
     with pytest.raises(SchemaValidationError, match="invalid schema"):
         compile_schema(tuple_items)
     compile_schema({"$schema": DRAFT7, **tuple_items})(["a"])
-    ref_sibling = {"definitions": {"i": {"type": "integer"}}, "properties": {"x": {"$ref": "#/definitions/i", "minimum": 5}}}
+    ref_sibling = {
+        "definitions": {"i": {"type": "integer"}},
+        "properties": {"x": {"$ref": "#/definitions/i", "minimum": 5}},
+    }
     with pytest.raises(SchemaValidationError):
         validate({"x": 1}, ref_sibling)
     validate({"x": 1}, {"$schema": DRAFT7, **ref_sibling})  # draft-07: siblings of $ref are ignored
@@ -588,7 +597,7 @@ def test_unknown_meta_schema_is_refused() -> None:
 
 
 class _Counting(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         _Counting.hits.append(self.path)
@@ -827,6 +836,43 @@ def test_ref_cycles_terminate(schema: Any) -> None:
         except SchemaValidationError:
             pass
         errors(instance, schema)
+
+
+_KEYWORDS = [
+    "type", "properties", "items", "prefixItems", "additionalProperties", "required", "enum", "const", "minimum",
+    "exclusiveMinimum", "multipleOf", "minLength", "pattern", "format", "anyOf", "oneOf", "allOf", "not", "if", "then",
+    "else", "$ref", "$defs", "definitions", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "unevaluatedProperties",
+    "unevaluatedItems", "contains", "minContains", "uniqueItems", "propertyNames", "patternProperties",
+    "dependentSchemas", "dependencies", "additionalItems", "$schema", "contentEncoding", "minItems", "maxProperties",
+]  # fmt: skip
+_schema_words = [
+    "", "#", "#/$defs/a", "#a", "string", "integer", "object", "array", "^a+$", "(", r"\p{L}", "date-time", "email",
+    "a", DRAFT7, D2020, "urn:x", "x.json", "#/properties/a",
+]  # fmt: skip
+_schema_atoms = st.none() | st.booleans() | _numbers | st.sampled_from(_schema_words)
+_peer_schemas = st.recursive(
+    _schema_atoms,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from([*_KEYWORDS, "a", "b"]), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema=_peer_schemas, instance=_json)
+def test_any_schema_from_a_peer_compiles_or_raises_our_error(schema: Any, instance: Any) -> None:
+    # A tool's schema comes from the other side: whatever it holds, the library must not
+    # panic (a PanicException is a BaseException and would end the session's loop).
+    try:
+        check = compile_schema(schema)
+    except SchemaValidationError:
+        return
+    try:
+        check(instance)
+    except SchemaValidationError:
+        pass
+    errors(instance, schema)
 
 
 def test_values_that_are_not_json_are_errors() -> None:

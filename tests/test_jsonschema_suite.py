@@ -21,7 +21,6 @@ import threading
 import urllib.request
 from collections.abc import Callable, Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import jsonschema

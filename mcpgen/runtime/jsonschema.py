@@ -141,20 +141,24 @@ def _build(schema: Any, format_assertion: bool, retrieve: Retrieve) -> jsonschem
     # peer's "format": "email" must not reject what the SDK accepts. For drafts 4-7 the
     # library would check formats by default, so say False; for 2019-09 and later, None
     # leaves the choice to the schema's vocabularies (annotation by default).
-    formats: bool | None = True
-    if not format_assertion:
-        formats = None if jsonschema_rs.validator_cls_for(schema) in _VOCABULARY_DRAFTS else False
     try:
+        formats: bool | None = True
+        if not format_assertion:
+            formats = None if jsonschema_rs.validator_cls_for(schema) in _VOCABULARY_DRAFTS else False
         return jsonschema_rs.validator_for(schema, validate_formats=formats, retriever=retrieve)
     except jsonschema_rs.ValidationError as exc:
         # The schema fails its meta-schema (the path points into the schema), or a $ref
         # does not resolve (no path; the message names the reference).
-        raise SchemaValidationError(_json_pointer(exc.instance_path), _one_line(f"invalid schema: {exc.message}")) from None
+        raise SchemaValidationError(
+            _json_pointer(exc.instance_path), _one_line(f"invalid schema: {exc.message}")
+        ) from None
     except ValueError as exc:
         raise SchemaValidationError("#", _one_line(f"invalid schema: {exc}")) from None
 
 
-def _compiled(schema: Mapping[str, Any] | bool, format_assertion: bool, retrieve: Retrieve | None) -> jsonschema_rs.Validator:
+def _compiled(
+    schema: Mapping[str, Any] | bool, format_assertion: bool, retrieve: Retrieve | None
+) -> jsonschema_rs.Validator:
     try:
         text = _encoder.encode(schema)
     except (TypeError, RecursionError, msgspec.EncodeError) as exc:
