@@ -299,7 +299,7 @@ def new(
         validate_name(name)
         target = directory or Path(name)
         written = create_project(
-            name, target, transport=transport, force=force, mcpgen_requirement=_mcpgen_requirement()  # type: ignore[arg-type]
+            name, target, transport=transport, force=force, mcpgen_requirement=_mcpgen_requirement(target)  # type: ignore[arg-type]
         )
     except ScaffoldError as exc:
         fail(str(exc))
@@ -308,14 +308,13 @@ def new(
               highlight=False, markup=False)  # fmt: skip
 
 
-def _mcpgen_requirement() -> str:
-    """How a new project should depend on mcpgen: on this checkout when mcpgen runs from one
-    (it is not on an index), else on this version or newer."""
-    checkout = Path(__file__).resolve().parent.parent
-    pyproject = checkout / "pyproject.toml"
-    if pyproject.is_file() and 'name = "mcpgen"' in pyproject.read_text(encoding="utf-8"):
-        return f"mcpgen[http] @ {checkout.as_uri()}"
-    return f"mcpgen[http]>={__version__}"
+def _mcpgen_requirement(target: Path) -> str:
+    """How a new project should depend on mcpgen: on the checkout mcpgen runs from (it is not
+    on an index) by its path relative to the project, so the project installs on another
+    machine too; else on this version or newer."""
+    from mcpgen.scaffold import mcpgen_checkout, mcpgen_requirement
+
+    return mcpgen_requirement(target, mcpgen_checkout())
 
 
 @command

@@ -6,17 +6,29 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from mcpgen.scaffold import ScaffoldError, Transport, create_project, validate_name
+from mcpgen import __version__
+from mcpgen.scaffold import (
+    ScaffoldError,
+    Transport,
+    create_project,
+    mcpgen_checkout,
+    mcpgen_requirement,
+    validate_name,
+)
+from tests.conftest import ROOT
+from tests.http_server import free_port, running
 
 NAME = "word-notes"
 PACKAGE = "word_notes"
@@ -143,10 +155,12 @@ def test_the_project_files(projects: dict[Transport, Path], transport: Transport
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_pyproject(projects: dict[Transport, Path], transport: Transport) -> None:
     pyproject = tomllib.loads((projects[transport] / "pyproject.toml").read_text())
+    assert pyproject["build-system"]["build-backend"] == "hatchling.build"
     assert pyproject["project"]["name"] == NAME
     assert pyproject["project"]["dependencies"] == ["mcpgen[http]"]
     assert pyproject["project"]["scripts"] == {NAME: f"{PACKAGE}.server:main"}
-    assert pyproject["tool"]["setuptools"]["packages"]["find"]["include"] == [f"{PACKAGE}*"]
+    assert pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [PACKAGE]
+    assert pyproject["tool"]["hatch"]["metadata"]["allow-direct-references"] is True
     assert pyproject["tool"]["pytest"]["ini_options"]["testpaths"] == ["tests"]
 
 
@@ -223,17 +237,102 @@ async def test_the_official_sdk_client_uses_the_generated_server(projects: dict[
                 assert result.structured_content == {"words": 3, "characters": 15, "longest": "hello"}
 
 
-def test_new_project_installs_in_a_fresh_venv_and_its_tests_pass(tmp_path: Path) -> None:
-    """What a user does right after `mcpgen new demo`: a clean venv (no site packages of
-    ours), install the project (which depends on this mcpgen checkout), run its tests."""
-    from tests.conftest import ROOT
+# ---------------------------------------------------------------- the dependency on mcpgen
 
+
+@pytest.mark.parametrize(
+    ("checkout", "target", "requirement"),
+    [
+        ("/src/mcpgen", "/src/weather", "mcpgen[http] @ {root:parent:uri}/mcpgen"),
+        ("/src/mcpgen", "/home/me/projects/weather", "mcpgen[http] @ {root:parent:parent:parent:parent:uri}/src/mcpgen"),
+        ("/src/mcpgen", "/src/mcpgen/examples/weather", "mcpgen[http] @ {root:parent:parent:uri}"),
+        ("/src/my {tools}/mc pgen", "/src/weather", "mcpgen[http] @ {root:parent:uri}/my%20%7Btools%7D/mc%20pgen"),
+    ],
+)
+def test_a_checkout_is_named_by_its_path_relative_to_the_project(checkout: str, target: str, requirement: str) -> None:
+    assert mcpgen_requirement(Path(target), Path(checkout)) == requirement
+
+
+def test_without_a_checkout_the_project_depends_on_this_version() -> None:
+    assert mcpgen_requirement(Path("/src/weather")) == f"mcpgen[http]>={__version__}"
+
+
+def test_mcpgen_new_from_this_checkout_writes_no_path_of_this_machine(tmp_path: Path) -> None:
     target = tmp_path / "demo"
-    created = subprocess.run([sys.executable, "-m", "mcpgen.cli", "new", "demo", "--dir", str(target)],
-                             capture_output=True, text=True, cwd=ROOT)  # fmt: skip
+    command = [sys.executable, "-m", "mcpgen.cli", "new", "demo", "--dir", str(target)]
+    created = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert created.returncode == 0, created.stderr
-    script = "python3 -m venv .venv && . .venv/bin/activate && pip install -q -e '.[test]' && pytest -q"
-    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=target, timeout=600,
-                          env={k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")})  # fmt: skip
+    assert mcpgen_checkout() == ROOT
+    pyproject = (target / "pyproject.toml").read_text()
+    (dependency,) = tomllib.loads(pyproject)["project"]["dependencies"]
+    assert dependency == mcpgen_requirement(target, ROOT)
+    assert dependency.startswith("mcpgen[http] @ {root:parent:") and "file:" not in pyproject
+    assert str(tmp_path) not in pyproject  # the project's own path: nothing absolute
+    readme = (target / "README.md").read_text()
+    assert "mcpgen is not on PyPI" in readme and os.path.relpath(ROOT, target) in readme
+
+
+@pytest.mark.slow
+def test_a_project_moved_to_another_machine_installs_and_its_tests_pass(tmp_path: Path) -> None:
+    """``mcpgen new`` beside a clone of mcpgen, then both moved elsewhere (another machine,
+    where the same layout has another absolute path): a clean venv installs the project,
+    mcpgen included, and the project's own tests pass. The clone is of the committed
+    checkout, as another machine would get it."""
+    first = tmp_path / "first-machine" / "src"
+    first.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(first / "mcpgen")], check=True, timeout=120)
+    create_project("demo", first / "demo", mcpgen_requirement=mcpgen_requirement(first / "demo", first / "mcpgen"))
+
+    moved = tmp_path / "second-machine" / "home" / "me" / "src"
+    moved.parent.mkdir(parents=True)
+    shutil.move(first, moved)
+    project = moved / "demo"
+    assert "first-machine" not in (project / "pyproject.toml").read_text()
+    script = "python3 -m venv .venv && . .venv/bin/activate && pip install -q -e '.[test]' && pytest -q -p no:cacheprovider"
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=project, timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert " passed" in proc.stdout
+    assert "6 passed" in proc.stdout
+    # The first machine's paths are gone: the relative path was resolved on the second.
+    assert not first.exists()
+    requires = "import importlib.metadata as m, json; print(json.dumps(m.distribution('demo').requires))"
+    python = project / ".venv" / "bin" / "python"
+    shown = subprocess.run([str(python), "-c", requires], capture_output=True, text=True, timeout=60)
+    assert f"mcpgen[http] @ {(moved / 'mcpgen').as_uri()}" in json.loads(shown.stdout), shown.stdout + shown.stderr
+
+
+# ---------------------------------------------------------------- serving beyond this machine
+
+
+def test_binding_beyond_loopback_needs_allowed_hosts(projects: dict[Transport, Path]) -> None:
+    command = [sys.executable, "-m", f"{PACKAGE}.server", "--http", "0", "--host", "0.0.0.0"]
+    run = subprocess.run(command, cwd=projects["stdio"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2  # refused before binding anything
+    assert "--allowed-host NAME" in run.stderr and "--host 0.0.0.0 opens the server" in run.stderr
+
+
+@pytest.mark.parametrize("allowed", [[], ["my-box.example"]])
+def test_allowed_hosts_reach_the_server_and_a_refusal_is_logged(projects: dict[Transport, Path], allowed: list[str]) -> None:
+    """Over loopback, with requests naming the host clients on other machines would use."""
+    port = free_port()
+    command = [sys.executable, "-m", f"{PACKAGE}.server", "--http", str(port)]
+    command += [arg for name in allowed for arg in ("--allowed-host", name)]
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    headers = {"Accept": "application/json, text/event-stream"}
+    with running(command, f"http://127.0.0.1:{port}/mcp", cwd=projects["http"]) as process:
+
+        def status(host: str) -> int:
+            url = f"http://127.0.0.1:{port}/mcp"
+            return httpx.post(url, json=initialize, headers={**headers, "Host": f"{host}:{port}"}, timeout=10).status_code
+
+        assert status("localhost") == 200
+        assert status("my-box.example") == (200 if allowed else 403)
+        assert status("elsewhere.example") == 403
+    assert process.stderr is not None
+    log = process.stderr.read().decode()
+    refusals = [line for line in log.splitlines() if line.startswith("403 for Host")]
+    expected = ["elsewhere.example"] if allowed else ["my-box.example", "elsewhere.example"]
+    assert len(refusals) == len(expected), log
+    for line, host in zip(refusals, expected):
+        assert f"'{host}'" in line and "allowed_hosts" in line

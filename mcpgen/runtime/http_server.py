@@ -259,12 +259,20 @@ class McpHttpApp:
             return
         host = _host_name(headers.get("host", ""))
         if host not in allowed:
+            # Without this line a server bound beyond localhost answers every remote client
+            # 403 and its operator never learns which setting to change. %r keeps a peer's
+            # control characters out of the log; the cut keeps one line short.
+            log.warning(
+                "403 for Host %r: not in allowed_hosts %s (an option of Server.run and http_app)", host[:100], list(allowed)
+            )
             raise HttpError(403, "Forbidden: Host not allowed")
         origin = headers.get("origin")
         if origin is not None:
             origins = self.options.allowed_origins
             ok = origin in origins if origins is not None else _origin_host(origin) in allowed
             if not ok:
+                setting = "allowed_origins" if origins is not None else "allowed_hosts (allowed_origins is unset)"
+                log.warning("403 for Origin %r: not in %s (options of Server.run and http_app)", origin[:100], setting)
                 raise HttpError(403, "Forbidden: Origin not allowed")
 
     @staticmethod

@@ -11,6 +11,11 @@ In template paths a ``package`` directory becomes the package name, a ``dot-`` p
 becomes ``.`` (dotfiles would escape package-data globs) and the ``.tmpl`` suffix is dropped.
 The host configurations (``claude_desktop_config.json``, ``.vscode/mcp.json``) are built as
 data and written with :mod:`json`, so paths are escaped correctly; the README quotes them.
+
+The project's dependency on mcpgen must install on any machine. From an index it is a
+plain requirement; when mcpgen runs from a checkout (it is not on PyPI) the project names
+that checkout by its path *relative to the project*, which hatchling (the project's build
+backend) turns into a ``file:`` URL where it is installed: ``{root:parent:uri}/mcpgen``.
 """
 
 from __future__ import annotations
@@ -21,12 +26,25 @@ import os
 import re
 import string
 import sys
+import textwrap
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
+from urllib.parse import quote, unquote
 
-__all__ = ["DEFAULT_PORT", "ScaffoldError", "Transport", "create_project", "render_project", "validate_name"]
+from mcpgen import __version__
+
+__all__ = [
+    "DEFAULT_PORT",
+    "ScaffoldError",
+    "Transport",
+    "create_project",
+    "mcpgen_checkout",
+    "mcpgen_requirement",
+    "render_project",
+    "validate_name",
+]
 
 Transport = Literal["stdio", "http"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "http")
@@ -66,6 +84,32 @@ def validate_name(name: str) -> str:
     return package
 
 
+def mcpgen_checkout() -> Path | None:
+    """The checkout this mcpgen runs from (a directory whose pyproject.toml is mcpgen's),
+    or None when mcpgen was installed from an index or a wheel."""
+    checkout = Path(__file__).resolve().parent.parent.parent
+    pyproject = checkout / "pyproject.toml"
+    if pyproject.is_file() and 'name = "mcpgen"' in pyproject.read_text(encoding="utf-8"):
+        return checkout
+    return None
+
+
+def mcpgen_requirement(target: Path, checkout: Path | None = None) -> str:
+    """How a project in ``target`` depends on mcpgen: this version or newer from an index,
+    or, given the mcpgen ``checkout`` to use, that checkout by its path relative to the
+    project, e.g. ``mcpgen[http] @ {root:parent:uri}/mcpgen`` for a checkout beside it.
+    Only where no relative path exists (another drive on Windows) is it an absolute URL."""
+    if checkout is None:
+        return f"mcpgen[http]>={__version__}"
+    try:
+        relative = PurePosixPath(Path(os.path.relpath(checkout.resolve(), target.resolve())).as_posix())
+    except ValueError:
+        return f"mcpgen[http] @ {checkout.resolve().as_uri()}"
+    ups = relative.parts.count("..")  # relpath puts them first
+    rest = "/".join(quote(part) for part in relative.parts[ups:])  # quote() also escapes { and }
+    return "mcpgen[http] @ {root" + ":parent" * ups + ":uri}" + (f"/{rest}" if rest else "")
+
+
 def create_project(
     name: str,
     target: Path,
@@ -76,7 +120,8 @@ def create_project(
 ) -> list[Path]:
     """Write a new server project named ``name`` into the directory ``target`` (created if
     missing) and return the files written, sorted. A non-empty ``target`` is refused unless
-    ``force``, which overwrites the project's files and leaves any others alone."""
+    ``force``, which overwrites the project's files and leaves any others alone.
+    ``mcpgen_requirement`` is the project's dependency on mcpgen (see :func:`mcpgen_requirement`)."""
     if target.exists() and not target.is_dir():
         raise ScaffoldError(f"{target} exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
@@ -113,6 +158,7 @@ def render_project(
         "default_port": str(DEFAULT_PORT),
         # A JSON string is a valid TOML basic string.
         "mcpgen_requirement": json.dumps(mcpgen_requirement),
+        "install_note": _install_note(mcpgen_requirement),
         "claude_config": _json(claude).rstrip("\n"),
         "vscode_config": _json(vscode).rstrip("\n"),
     }
@@ -124,6 +170,25 @@ def render_project(
     project[PurePosixPath("claude_desktop_config.json")] = _json(claude)
     project[PurePosixPath(".vscode/mcp.json")] = _json(vscode)
     return project
+
+
+def _install_note(requirement: str) -> str:
+    """What the README says about where mcpgen comes from, when not from an index."""
+    relative = re.fullmatch(r"mcpgen\[http\] @ \{root((?::parent)*):uri\}(?:/(.*))?", requirement)
+    if relative:
+        path = "/".join([".."] * relative[1].count(":parent") + ([unquote(relative[2])] if relative[2] else [])) or "."
+        note = (
+            "mcpgen is not on PyPI: `pyproject.toml` takes it from the mcpgen checkout at "
+            f"`{path}`, a path relative to this folder that is resolved where the project is "
+            "installed (hatchling's `{root:parent:uri}`). On another machine, put a clone of "
+            "mcpgen there, or point the `mcpgen` line of `dependencies` at yours: another "
+            "relative path, or a git URL (`mcpgen[http] @ git+https://...`)."
+        )
+    elif " @ " in requirement:
+        note = f"`pyproject.toml` takes mcpgen from `{requirement.split(' @ ', 1)[1]}`."
+    else:
+        return ""
+    return "\n\n" + textwrap.fill(note, width=90, break_long_words=False, break_on_hyphens=False)
 
 
 def host_configs(name: str, package: str, target: Path, transport: Transport) -> tuple[dict[str, Any], dict[str, Any]]:
