@@ -1,14 +1,18 @@
 """Codec throughput of mcpgen's generated types next to the official SDK's and a hand-written floor.
 
-For six typical MCP messages (revision 2025-11-25) it measures, in operations per second:
+For six typical MCP messages of revision 2025-11-25 and three of 2026-07-28 (a tools/call
+request with its ``_meta`` envelope, a CallToolResult with ``resultType``, an
+InputRequiredResult asking for a form) it measures, in operations per second:
 
 * decode: JSON bytes -> validated object, and
 * encode: object -> JSON bytes,
 
 with three implementations of the same message types:
 
-* ``mcpgen``: ``mcpgen.generated`` (``decoder(T).decode`` and ``encode``);
-* ``SDK``: the pydantic v2 models of the ``mcp-types`` package (``mcp_types``), decoded with
+* ``mcpgen``: ``mcpgen.protocol.v2025_11_25`` and ``v2026_07_28`` (``decoder(T).decode`` and
+  ``encode``);
+* ``SDK``: the pydantic v2 models of the ``mcp-types`` package (``mcp_types`` and its
+  ``_v2026_07_28`` models, the SDK's own for that revision), decoded with
   ``Model.model_validate_json`` and encoded with
   ``model_dump_json(by_alias=True, exclude_none=True)``, the form the SDK sends;
 * ``hand-written``: plain msgspec Structs written below for just these messages, decoded
@@ -20,8 +24,8 @@ layer: they ignore ``jsonrpc`` and ``id``.) Before timing, every implementation 
 every message, and the mcpgen and hand-written ones must re-encode it to JSON equal to the
 input. Each number is the best of several loops calibrated to a target duration; the
 implementations' loops take turns, so drifting machine speed hits them alike (GC stays
-enabled). Finally, a fresh interpreter regenerates revision 2025-11-25 three times, timed
-from inside (import + generate) and as the subprocess's wall time.
+enabled). Finally, a fresh interpreter regenerates each committed revision three times,
+timed from inside (import + generate) and as the subprocess's wall time.
 
 Run from the repository root with the project's venv active::
 
@@ -48,17 +52,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import mcp_types as sdk
+import mcp_types._v2026_07_28 as sdk26
 import msgspec
 import pydantic
 
-from mcpgen import generated as gen
+import mcpgen.protocol.v2025_11_25 as gen
+import mcpgen.protocol.v2026_07_28 as gen26
 
 REPO = Path(__file__).resolve().parent.parent
 IMPLEMENTATIONS = ("mcpgen", "SDK", "hand-written")
 REGENERATE = (
     "import time; t=time.perf_counter(); from mcpgen.codegen.generate import generate;"
-    " generate('2025-11-25'); print(time.perf_counter()-t)"
+    " generate('{revision}'); print(time.perf_counter()-t)"
 )
+REGENERATED = ("2025-11-25", "2026-07-28")
 REGENERATE_RUNS = 3
 
 
@@ -195,6 +202,42 @@ def progress_notification() -> dict[str, Any]:
     }
 
 
+def call_tool_request_2026() -> dict[str, Any]:
+    request = call_tool_request()
+    request["params"]["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "sampling": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "bench-client", "version": "1.4.2"},
+        "progressToken": "tok-42",
+    }
+    return request
+
+
+def call_tool_result_2026() -> dict[str, Any]:
+    return {**call_tool_result(), "resultType": "complete"}
+
+
+def input_required_result() -> dict[str, Any]:
+    return {
+        "resultType": "input_required",
+        "inputRequests": {
+            "confirm": {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": "Delete 3 files in /tmp/build?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"confirm": {"type": "boolean", "title": "Delete them"}},
+                        "required": ["confirm"],
+                    },
+                },
+            }
+        },
+        "requestState": base64.b64encode(bytes(range(96))).decode(),
+    }
+
+
 # --- Hand-written msgspec structs: the simplest correct shapes for these messages ----------
 
 
@@ -311,6 +354,33 @@ class HandProgressParams(Hand):
     message: str | None = None
 
 
+class HandCallToolRequest2026(Hand):
+    jsonrpc: Literal["2.0"]
+    id: int | str
+    method: Literal["tools/call"]
+    params: HandCallToolParams  # its _meta stays a dict, as vendor keys must survive
+
+
+class HandCallToolResult2026(HandCallToolResult):
+    result_type: str = "complete"
+
+
+class HandElicitFormParams(Hand):
+    message: str
+    requested_schema: dict[str, Any]
+    mode: str | None = None
+
+
+class HandElicitRequest(Hand, tag_field="method", tag="elicitation/create"):
+    params: HandElicitFormParams
+
+
+class HandInputRequiredResult(Hand):
+    result_type: str
+    input_requests: dict[str, HandElicitRequest] | None = None
+    request_state: str | None = None
+
+
 class HandProgressNotification(Hand):
     jsonrpc: Literal["2.0"]
     method: Literal["notifications/progress"]
@@ -349,6 +419,12 @@ def messages() -> list[Message]:
                 sdk.ReadResourceResult, HandReadResourceResult),
         Message("notifications/progress", compact(progress_notification()),
                 gen.ProgressNotification, sdk.ProgressNotification, HandProgressNotification),
+        Message("2026 tools/call", compact(call_tool_request_2026()), gen26.CallToolRequest,
+                sdk26.CallToolRequest, HandCallToolRequest2026),
+        Message("2026 CallToolResult", compact(call_tool_result_2026()), gen26.CallToolResult,
+                sdk26.CallToolResult, HandCallToolResult2026),
+        Message("2026 InputRequiredResult", compact(input_required_result()),
+                gen26.InputRequiredResult, sdk26.InputRequiredResult, HandInputRequiredResult),
     ]  # fmt: skip
 
 
@@ -357,8 +433,9 @@ def sdk_encode(model: pydantic.BaseModel) -> bytes:
 
 
 def codecs(message: Message) -> dict[str, Codec]:
+    package = gen26 if message.name.startswith("2026") else gen
     return {
-        "mcpgen": Codec(gen.decoder(message.mcpgen_type).decode, gen.encode),
+        "mcpgen": Codec(package.decoder(message.mcpgen_type).decode, package.encode),
         "SDK": Codec(message.sdk_type.model_validate_json, sdk_encode),
         "hand-written": Codec(
             msgspec.json.Decoder(message.hand_type).decode, msgspec.json.Encoder().encode
@@ -437,14 +514,15 @@ def benchmark(target: float, repeats: int) -> tuple[Results, dict[str, int], lis
     return results, sizes, problems
 
 
-def time_regeneration(runs: int) -> dict[str, float]:
+def time_regeneration(runs: int, revision: str) -> dict[str, float]:
     """Best in-process generation time and best subprocess wall time, in seconds."""
     inside: list[float] = []
     wall: list[float] = []
+    code = REGENERATE.format(revision=revision)
     for _ in range(runs):
         start = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-c", REGENERATE], cwd=REPO, capture_output=True, text=True, check=True
+            [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
         )
         wall.append(time.perf_counter() - start)
         inside.append(float(done.stdout.split()[-1]))
@@ -462,7 +540,7 @@ def ratio(top: float | None, bottom: float | None) -> str:
     return "-" if top is None or bottom is None else f"{top / bottom:.2f}x"
 
 
-WIDTHS = (24, 8, 12, 12, 14, 11, 12)
+WIDTHS = (26, 8, 12, 12, 14, 11, 12)
 
 
 def row(cells: tuple[str, ...]) -> str:
@@ -504,12 +582,13 @@ def main() -> int:
 
     results, sizes, problems = benchmark(target, repeats)
     print(table(results, sizes))
-    regeneration = time_regeneration(REGENERATE_RUNS)
-    print(
-        f"regenerate 2025-11-25 (best of {REGENERATE_RUNS}):"
-        f" {regeneration['in_process_s']:.3f} s in process (import + generate),"
-        f" {regeneration['subprocess_wall_s']:.3f} s subprocess wall time"
-    )
+    regeneration = {rev: time_regeneration(REGENERATE_RUNS, rev) for rev in REGENERATED}
+    for rev, timing in regeneration.items():
+        print(
+            f"regenerate {rev} (best of {REGENERATE_RUNS}):"
+            f" {timing['in_process_s']:.3f} s in process (import + generate),"
+            f" {timing['subprocess_wall_s']:.3f} s subprocess wall time"
+        )
     for problem in problems:
         print(f"PROBLEM: {problem}")
 

@@ -4,9 +4,9 @@
 """JSON encoding and decoding for every type of this package, unions included.
 
 Tagged unions and plain types decode natively in msgspec, in one pass. An untagged
-union decodes through :func:`dec_hook`: msgspec hands it the parsed JSON value, a picker
-derived from the schema chooses the variant, and ``msgspec.convert`` builds it from the
-already-parsed value (strings are not copied).
+union decodes through :func:`dec_hook`: msgspec hands it the parsed JSON value, and the
+union's decoder (derived from the schema) picks the variant and builds it with
+``msgspec.convert`` from the already-parsed value (strings are not copied).
 """
 
 from __future__ import annotations
@@ -17,199 +17,172 @@ from typing import Any, TypeVar, overload
 import msgspec
 
 from ._support import MISSING, join_error_path, lookup
-from .types import *  # noqa: F403  (pickers name the variants)
+from .types import *  # noqa: F403  (the decoders name the variants)
 
 T = TypeVar("T")
+_convert = msgspec.convert
 
 
-def pick_client_result(raw: Any) -> Any:
-    """The variant of ClientResult that ``raw`` belongs to."""
+def _convert_nested(obj: Any, type_: Any) -> Any:
+    """Convert a variant that holds an untagged union itself (so needs the hook)."""
+    return _convert(obj, type_, dec_hook=dec_hook)
+
+
+def decode_client_result(raw: Any) -> Any:
+    """A value of ClientResult: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if "tasks" in raw:
-            return ListTasksResult
+            return _convert(raw, ListTasksResult)
         if "model" in raw:
-            return CreateMessageResult
+            return _convert_nested(raw, CreateMessageResult)
         if "roots" in raw:
-            return ListRootsResult
+            return _convert(raw, ListRootsResult)
         if raw.get("action") in ("accept", "cancel", "decline"):
-            return ElicitResult
+            return _convert(raw, ElicitResult)
         if "ttl" in raw:
-            return GetTaskResult
-    return Result
+            return _convert(raw, GetTaskResult)
+    return _convert(raw, Result)
 
 
-def pick_elicit_request_params(raw: Any) -> Any:
-    """The variant of ElicitRequestParams that ``raw`` belongs to."""
+def decode_elicit_request_params(raw: Any) -> Any:
+    """A value of ElicitRequestParams: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if raw.get("mode") == "url":
-            return ElicitRequestURLParams
-    return ElicitRequestFormParams
+            return _convert(raw, ElicitRequestURLParams)
+    return _convert_nested(raw, ElicitRequestFormParams)
 
 
-def pick_embedded_resource_resource(raw: Any) -> Any:
-    """The variant of EmbeddedResourceResource that ``raw`` belongs to."""
+def decode_embedded_resource_resource(raw: Any) -> Any:
+    """A value of EmbeddedResourceResource: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if "text" in raw:
-            return TextResourceContents
-    return BlobResourceContents
+            return _convert(raw, TextResourceContents)
+    return _convert(raw, BlobResourceContents)
 
 
-def pick_enum_schema(raw: Any) -> Any:
-    """The variant of EnumSchema that ``raw`` belongs to."""
+def decode_enum_schema(raw: Any) -> Any:
+    """A value of EnumSchema: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if "oneOf" in raw:
-            return TitledSingleSelectEnumSchema
+            return _convert(raw, TitledSingleSelectEnumSchema)
         if lookup(raw, "items", "enum") is not MISSING:
-            return UntitledMultiSelectEnumSchema
+            return _convert(raw, UntitledMultiSelectEnumSchema)
         if raw.get("type") == "array":
-            return TitledMultiSelectEnumSchema
+            return _convert(raw, TitledMultiSelectEnumSchema)
         if "enumNames" in raw:
-            return LegacyTitledEnumSchema
-    return UntitledSingleSelectEnumSchema
+            return _convert(raw, LegacyTitledEnumSchema)
+    return _convert(raw, UntitledSingleSelectEnumSchema)
 
 
-def pick_jsonrpc_message(raw: Any) -> Any:
-    """The variant of JSONRPCMessage that ``raw`` belongs to."""
+def decode_jsonrpc_message(raw: Any) -> Any:
+    """A value of JSONRPCMessage: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if "result" in raw:
-            return JSONRPCResultResponse
+            return _convert(raw, JSONRPCResultResponse)
         if "error" in raw:
-            return JSONRPCErrorResponse
+            return _convert(raw, JSONRPCErrorResponse)
         if "id" in raw:
-            return JSONRPCRequest
-    return JSONRPCNotification
+            return _convert(raw, JSONRPCRequest)
+    return _convert(raw, JSONRPCNotification)
 
 
-def pick_jsonrpc_response(raw: Any) -> Any:
-    """The variant of JSONRPCResponse that ``raw`` belongs to."""
+def decode_jsonrpc_response(raw: Any) -> Any:
+    """A value of JSONRPCResponse: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if "result" in raw:
-            return JSONRPCResultResponse
-    return JSONRPCErrorResponse
+            return _convert(raw, JSONRPCResultResponse)
+    return _convert(raw, JSONRPCErrorResponse)
 
 
-def pick_multi_select_enum_schema(raw: Any) -> Any:
-    """The variant of MultiSelectEnumSchema that ``raw`` belongs to."""
+def decode_multi_select_enum_schema(raw: Any) -> Any:
+    """A value of MultiSelectEnumSchema: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if lookup(raw, "items", "enum") is not MISSING:
-            return UntitledMultiSelectEnumSchema
-    return TitledMultiSelectEnumSchema
+            return _convert(raw, UntitledMultiSelectEnumSchema)
+    return _convert(raw, TitledMultiSelectEnumSchema)
 
 
-def pick_primitive_schema_definition(raw: Any) -> Any:
-    """The variant of PrimitiveSchemaDefinition that ``raw`` belongs to."""
+def decode_primitive_schema_definition(raw: Any) -> Any:
+    """A value of PrimitiveSchemaDefinition: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if raw.get("type") in ("integer", "number"):
-            return NumberSchema
+            return _convert(raw, NumberSchema)
         if raw.get("type") == "boolean":
-            return BooleanSchema
+            return _convert(raw, BooleanSchema)
         if "oneOf" in raw:
-            return TitledSingleSelectEnumSchema
+            return _convert(raw, TitledSingleSelectEnumSchema)
         if lookup(raw, "items", "enum") is not MISSING:
-            return UntitledMultiSelectEnumSchema
+            return _convert(raw, UntitledMultiSelectEnumSchema)
         if raw.get("type") == "array":
-            return TitledMultiSelectEnumSchema
+            return _convert(raw, TitledMultiSelectEnumSchema)
         if "enumNames" in raw:
-            return LegacyTitledEnumSchema
+            return _convert(raw, LegacyTitledEnumSchema)
         if "enum" in raw:
-            return UntitledSingleSelectEnumSchema
-    return StringSchema
+            return _convert(raw, UntitledSingleSelectEnumSchema)
+    return _convert(raw, StringSchema)
 
 
-def pick_server_result(raw: Any) -> Any:
-    """The variant of ServerResult that ``raw`` belongs to."""
+def decode_server_result(raw: Any) -> Any:
+    """A value of ServerResult: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if "capabilities" in raw:
-            return InitializeResult
+            return _convert(raw, InitializeResult)
         if "resources" in raw:
-            return ListResourcesResult
+            return _convert(raw, ListResourcesResult)
         if "resourceTemplates" in raw:
-            return ListResourceTemplatesResult
+            return _convert(raw, ListResourceTemplatesResult)
         if "contents" in raw:
-            return ReadResourceResult
+            return _convert_nested(raw, ReadResourceResult)
         if "prompts" in raw:
-            return ListPromptsResult
+            return _convert(raw, ListPromptsResult)
         if "messages" in raw:
-            return GetPromptResult
+            return _convert_nested(raw, GetPromptResult)
         if "tools" in raw:
-            return ListToolsResult
+            return _convert(raw, ListToolsResult)
         if "content" in raw:
-            return CallToolResult
+            return _convert_nested(raw, CallToolResult)
         if "tasks" in raw:
-            return ListTasksResult
+            return _convert(raw, ListTasksResult)
         if "completion" in raw:
-            return CompleteResult
+            return _convert(raw, CompleteResult)
         if "ttl" in raw:
-            return GetTaskResult
-    return Result
+            return _convert(raw, GetTaskResult)
+    return _convert(raw, Result)
 
 
-def pick_single_select_enum_schema(raw: Any) -> Any:
-    """The variant of SingleSelectEnumSchema that ``raw`` belongs to."""
+def decode_single_select_enum_schema(raw: Any) -> Any:
+    """A value of SingleSelectEnumSchema: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if "enum" in raw:
-            return UntitledSingleSelectEnumSchema
-    return TitledSingleSelectEnumSchema
+            return _convert(raw, UntitledSingleSelectEnumSchema)
+    return _convert(raw, TitledSingleSelectEnumSchema)
 
 
-PICKERS: dict[Any, Callable[[Any], Any]] = {
-    ClientResult: pick_client_result,
-    ElicitRequestParams: pick_elicit_request_params,
-    EmbeddedResourceResource: pick_embedded_resource_resource,
-    EnumSchema: pick_enum_schema,
-    JSONRPCMessage: pick_jsonrpc_message,
-    JSONRPCResponse: pick_jsonrpc_response,
-    MultiSelectEnumSchema: pick_multi_select_enum_schema,
-    PrimitiveSchemaDefinition: pick_primitive_schema_definition,
-    ServerResult: pick_server_result,
-    SingleSelectEnumSchema: pick_single_select_enum_schema,
+# Untagged union -> its decoder. One dict lookup and one call per value: this is on the
+# decoding hot path of every message that holds such a union.
+DECODERS: dict[Any, Callable[[Any], Any]] = {
+    ClientResult: decode_client_result,
+    ElicitRequestParams: decode_elicit_request_params,
+    EmbeddedResourceResource: decode_embedded_resource_resource,
+    EnumSchema: decode_enum_schema,
+    JSONRPCMessage: decode_jsonrpc_message,
+    JSONRPCResponse: decode_jsonrpc_response,
+    MultiSelectEnumSchema: decode_multi_select_enum_schema,
+    PrimitiveSchemaDefinition: decode_primitive_schema_definition,
+    ServerResult: decode_server_result,
+    SingleSelectEnumSchema: decode_single_select_enum_schema,
 }
-
-
-# Variants with no untagged union inside convert without the hook (twice as fast).
-PLAIN_VARIANTS: frozenset[Any] = frozenset(
-    {
-        BlobResourceContents,
-        BooleanSchema,
-        CompleteResult,
-        ElicitRequestURLParams,
-        ElicitResult,
-        GetTaskResult,
-        InitializeResult,
-        JSONRPCErrorResponse,
-        JSONRPCNotification,
-        JSONRPCRequest,
-        JSONRPCResultResponse,
-        LegacyTitledEnumSchema,
-        ListPromptsResult,
-        ListResourceTemplatesResult,
-        ListResourcesResult,
-        ListRootsResult,
-        ListTasksResult,
-        ListToolsResult,
-        NumberSchema,
-        Result,
-        StringSchema,
-        TextResourceContents,
-        TitledMultiSelectEnumSchema,
-        TitledSingleSelectEnumSchema,
-        UntitledMultiSelectEnumSchema,
-        UntitledSingleSelectEnumSchema,
-    }
-)
 
 
 def dec_hook(type_: Any, obj: Any) -> Any:
     """msgspec's hook for the untagged unions of this package."""
-    pick = PICKERS.get(type_)
-    if pick is None:
+    decode = DECODERS.get(type_)
+    if decode is None:
         raise NotImplementedError(f"mcpgen cannot decode {type_!r}")
-    variant = pick(obj)
     try:
-        if variant in PLAIN_VARIANTS:
-            return msgspec.convert(obj, variant)
-        return msgspec.convert(obj, variant, dec_hook=dec_hook)
+        return decode(obj)
     except msgspec.ValidationError as exc:
+        # msgspec adds the path of the union itself to a ValueError raised here.
         raise ValueError(str(exc)) from None
 
 
