@@ -18,11 +18,14 @@ from typing import Any
 
 import pytest
 
+from mcpgen.schema import revisions as shipped_revisions
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 OFFICIAL = SHARED / "mcp-schema"
 SEEDS = SHARED / "seeds"
-REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
+# Every revision mcpgen ships; each has its official counterpart in ../shared.
+REVISIONS = shipped_revisions()
 
 
 # The one reason every test needing ../shared gives when it is absent (CI looks for it).
