@@ -18,7 +18,11 @@ before its result, so its echo answers stay ``application/json``: the ``response
 shows what came back) and ``progress`` (the default setting again, but each call goes to
 ``echo_progress`` with a ``progressToken``: the tool reports progress once before its
 result, so both servers answer with an event stream carrying the notification and then
-the result; a call whose stream lacks the notification counts as an error).
+the result; a call whose stream lacks the notification counts as an error) and
+``thread`` (the default setting again, each call going to ``echo_threaded``: for mcpgen a
+plain ``def`` left to its thread pool, where ``echo`` is declared ``blocking=False`` and
+answered on the spot; the SDK runs every synchronous tool, ``echo`` included, in a worker
+thread, so for it the two are the same).
 
 One load generator, written below, drives them all: a minimal HTTP/1.1 client on asyncio
 protocols (uvloop when installed), one keep-alive connection per request in flight, in
@@ -79,8 +83,8 @@ SERVERS: dict[str, Path] = {
     "mcpgen": HERE / "servers" / "mcpgen_http.py",
     "SDK": HERE / "servers" / "sdk_http.py",
 }
-MODES = ("json", "sse", "progress")
-TOOL = {"json": "echo", "sse": "echo", "progress": "echo_progress"}
+MODES = ("json", "sse", "progress", "thread")
+TOOL = {"json": "echo", "sse": "echo", "progress": "echo_progress", "thread": "echo_threaded"}
 CONCURRENCY = (1, 32)
 CALLS = {1: 2_000, 32: 10_000}
 WARMUP = {1: 200, 32: 1_000}
@@ -574,7 +578,7 @@ async def main() -> None:
     parser.add_argument("--scale", type=int, default=1, help="divide every count by this (default 1)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--servers", default="raw,mcpgen,SDK", help="comma-separated subset of raw,mcpgen,SDK")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of json,sse,progress")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of json,sse,progress,thread")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="cap on each measured run (default 120)")
     parser.add_argument("--profile", metavar="PATH", help="profile mcpgen (c=32, the first of --modes only) and print its hot spots")
     args = parser.parse_args()
@@ -606,8 +610,8 @@ async def main() -> None:
     servers = [s for s in SERVERS if s in args.servers.split(",")]
     for mode in [m for m in MODES if m in args.modes.split(",")]:
         for name in servers:
-            if name == "raw" and mode == "progress":
-                continue  # the fake server has no progress to send
+            if name == "raw" and mode in ("progress", "thread"):
+                continue  # the fake server has no progress to send, and no threads
             cells.extend(await bench_server(name, mode, scale, args.max_seconds))
     print()
     print(table(cells))

@@ -2,7 +2,8 @@
 
 Three servers expose the same tool, ``echo(text: str) -> str``, and are served over stdio:
 
-* ``mcpgen``: ``mcpgen.Server`` (``bench/servers/mcpgen_echo.py``);
+* ``mcpgen``: ``mcpgen.Server`` (``bench/servers/mcpgen_echo.py``), where ``echo`` is a
+  plain ``def`` declared ``blocking=False``: answered on the spot, on the event loop;
 * ``SDK low``: the SDK's low-level ``mcp.server.lowlevel.Server`` with hand-written
   ``tools/list`` and ``tools/call`` handlers (``bench/servers/sdk_lowlevel_echo.py``);
 * ``SDK high``: the SDK's high-level ``mcp.server.mcpserver.MCPServer``, formerly FastMCP
@@ -26,6 +27,12 @@ matches each response to its request id and resolves that request's future). Aft
    initialize handshake and after all the calls above (warm-up included: 26,000 calls, of
    which 21,000 with 64 in flight), and its peak (``VmHWM``).
 
+With ``--threaded`` every call goes to ``echo_threaded`` instead: the same function
+without ``blocking=False``, which mcpgen runs in its thread pool, as it does any plain
+``def`` by default. The SDK's high-level server runs every synchronous tool in a worker
+thread anyway (its ``echo_threaded`` is the same as its ``echo``); the low-level one has
+no such notion and answers both names from its async handler.
+
 Every response is checked: the id is one we sent, a ``result`` is present, it is not an
 error, and its first content block is the text we sent. Failures are counted and printed.
 Latency runs from writing the request to reading the chunk holding its response.
@@ -34,6 +41,7 @@ Run from the repository root with the project's venv active (Linux, for ``/proc`
 
     python bench/stdio.py                     # 5,000 sequential + 20,000 pipelined calls (~4 min)
     python bench/stdio.py --quick             # every count divided by 10
+    python bench/stdio.py --threaded          # mcpgen runs the tool in its thread pool
     python bench/stdio.py --json stdio.json   # also write the numbers as JSON
 
 To profile the mcpgen server, set ``MCPGEN_BENCH_PROFILE=/tmp/mcpgen-{pid}.prof``: every
@@ -79,7 +87,7 @@ PHASE_TIMEOUT = 180.0  # seconds for one measured phase
 # Targets mcpgen is judged on: advantage over the SDK (see ``advantage`` for the direction).
 TARGETS = {"seq_rps": 4.0, "win_rps": 30.0, "cold_median_ms": 4.0, "rss_mib": 2.0}
 
-CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%s}}}\n'
+CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{"text":%s}}}\n'
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 
 
@@ -126,6 +134,8 @@ class Pending:
 
 class RawClient:
     """One server subprocess spoken to in raw newline-delimited JSON-RPC."""
+
+    tool = b"echo"  # the tool every call goes to (``--threaded``: echo_threaded)
 
     def __init__(self, name: str, process: asyncio.subprocess.Process, spawned_at: float) -> None:
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
@@ -240,7 +250,7 @@ class RawClient:
         """Send ``tools/call echo``; the future gets the round-trip latency in seconds."""
         rid = self._new_id()
         text = f"echo #{rid} héllo"
-        return self._send(CALL % (rid, msgspec.json.encode(text)), text, rid)
+        return self._send(CALL % (rid, self.tool, msgspec.json.encode(text)), text, rid)
 
     async def initialize(self) -> None:
         """The handshake: ``initialize``, its response, then ``notifications/initialized``."""
@@ -610,8 +620,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="divide every call count by 10")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers here")
+    parser.add_argument("--threaded", action="store_true",
+                        help="call echo_threaded, a plain def that mcpgen runs in its thread pool")  # fmt: skip
     args = parser.parse_args()
     scale = 10 if args.quick else 1
+    if args.threaded:
+        RawClient.tool = b"echo_threaded"
     counts = {"warmup": 1_000 // scale, "sequential": 5_000 // scale, "pipelined": 20_000 // scale}
 
     versions = {
@@ -622,7 +636,8 @@ def main() -> int:
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start (other processes skew timings)")
     print(
         f"per server: warm-up {counts['warmup']:,} calls ({WINDOW} in flight), then {counts['sequential']:,}"
-        f" calls 1 in flight, then {counts['pipelined']:,} calls {WINDOW} in flight; protocol {PROTOCOL_VERSION}\n"
+        f" calls 1 in flight, then {counts['pipelined']:,} calls {WINDOW} in flight; protocol {PROTOCOL_VERSION};"
+        f" tool {RawClient.tool.decode()}\n"
     )
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="bench-stdio-pycache-") as pycache:
@@ -636,7 +651,8 @@ def main() -> int:
     if args.json is not None:
         report = {
             "versions": versions,
-            "settings": {**counts, "window": WINDOW, "cold_starts": COLD_STARTS, "protocol": PROTOCOL_VERSION},
+            "settings": {**counts, "window": WINDOW, "cold_starts": COLD_STARTS, "protocol": PROTOCOL_VERSION,
+                         "tool": RawClient.tool.decode()},
             "targets": TARGETS,
             "servers": {name: asdict(r) for name, r in results.items()},
             "advantage": {

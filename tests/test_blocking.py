@@ -9,7 +9,9 @@ a signal it cannot pass), never a duration."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -172,6 +174,10 @@ async def test_a_call_cancelled_while_waiting_for_a_worker_never_starts() -> Non
         second.cancel()
         with pytest.raises(asyncio.CancelledError):
             await second
+        # The client stops waiting at once; let the server hear of it (the request's task
+        # ends, white box) before a worker frees up.
+        (session,) = server.sessions
+        await until(lambda: len(session._inflight) == 1)
         gate.set()
         assert text(await asyncio.wait_for(first, PATIENCE)) == "first"
         assert text(await asyncio.wait_for(client.call_tool("work", {"tag": "third"}), PATIENCE)) == "third"
@@ -308,3 +314,31 @@ def test_async_handlers_cannot_be_declared_blocking() -> None:
     server.tool(blocking=False)(coroutine_fn)  # says nothing new about a coroutine: allowed
     with pytest.raises(ValueError, match="max_threads"):
         Server("s", max_threads=0)
+
+
+# ---------------------------------------------------------------- the benchmarks' thread-pool modes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("script", "args"),
+    [("stdio.py", ["--threaded", "--quick"]), ("http.py", ["--modes", "thread", "--servers", "mcpgen,SDK", "--scale", "20"])],
+)
+def test_the_thread_pool_benchmark_modes_run_and_every_call_comes_back_right(
+    script: str, args: list[str], tmp_path: Path
+) -> None:
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, str(root / "bench" / script), "--json", str(out), *args],
+        cwd=root, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    if script == "stdio.py":
+        assert report["settings"]["tool"] == "echo_threaded"
+        for name, server in report["servers"].items():
+            assert server["errors"] == [] and all(p["ok"] == p["calls"] > 0 for p in server["phases"]), name
+    else:
+        cells = {(c["server"], c["mode"], c["concurrency"]) for c in report["cells"] if c["errors"] == 0 and c["calls"]}
+        assert cells == {(s, "thread", c) for s in ("mcpgen", "SDK") for c in (1, 32)}

@@ -1,4 +1,6 @@
-"""mcpgen stdio server with one tool, ``echo(text: str) -> str``, for ``bench/stdio.py``.
+"""mcpgen stdio server with the tool ``echo(text: str) -> str``, declared non-blocking (so
+answered on the spot), and ``echo_threaded``, the same plain ``def`` left to run in the
+thread pool (``bench/stdio.py --threaded``).
 
 Run: python bench/servers/mcpgen_echo.py
 
@@ -16,9 +18,15 @@ from mcpgen import Server
 server = Server("mcpgen-echo")
 
 
-@server.tool()
+@server.tool(blocking=False)
 def echo(text: str) -> str:
     """Echo the text back."""
+    return text
+
+
+@server.tool()
+def echo_threaded(text: str) -> str:
+    """Echo the text back (from a worker thread)."""
     return text
 
 

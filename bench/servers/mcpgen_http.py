@@ -1,5 +1,7 @@
-"""mcpgen server with two tools, ``echo(text: str) -> str`` and ``echo_progress`` (the
-same after one progress notification, so that its answer is an SSE stream), served over
+"""mcpgen server with three tools, ``echo(text: str) -> str`` (declared non-blocking, so
+answered on the spot), ``echo_threaded`` (the same plain ``def`` left to the thread pool)
+and ``echo_progress`` (the same after one progress notification, so that its answer is
+an SSE stream), served over
 Streamable HTTP with uvicorn (1 worker, log level warning) on 127.0.0.1, for
 ``bench/http.py``.
 
@@ -23,9 +25,15 @@ from mcpgen import Context, Server
 server = Server("mcpgen-echo-http")
 
 
-@server.tool()
+@server.tool(blocking=False)
 def echo(text: str) -> str:
     """Echo the text back."""
+    return text
+
+
+@server.tool()
+def echo_threaded(text: str) -> str:
+    """Echo the text back (from a worker thread)."""
     return text
 
 

@@ -1,6 +1,7 @@
 """Official MCP SDK high-level server (``mcp.server.mcpserver.MCPServer``, formerly
 FastMCP) with one tool, ``echo(text: str) -> str``, served over stdio, for
-``bench/stdio.py``.
+``bench/stdio.py``; ``echo_threaded`` is the same (the SDK runs every synchronous tool in a
+worker thread), for ``--threaded``.
 
 Run: python bench/servers/sdk_highlevel_echo.py
 """
@@ -14,6 +15,12 @@ server = MCPServer("sdk-highlevel-echo")
 
 @server.tool()
 def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+@server.tool()
+def echo_threaded(text: str) -> str:
     """Echo the text back."""
     return text
 

@@ -1,6 +1,7 @@
 """Official MCP SDK high-level server (``mcp.server.mcpserver.MCPServer``, formerly
-FastMCP) with two tools, ``echo(text: str) -> str`` and ``echo_progress`` (the same after
-one progress notification), served over Streamable HTTP with
+FastMCP) with three tools, ``echo(text: str) -> str``, ``echo_threaded`` (the same: the SDK
+runs every synchronous tool in a worker thread) and ``echo_progress`` (the same after one
+progress notification), served over Streamable HTTP with
 uvicorn (1 worker, log level warning) on 127.0.0.1, for ``bench/http.py``.
 
 Run: python bench/servers/sdk_http.py PORT [--json-response]
@@ -21,6 +22,12 @@ server = MCPServer("sdk-echo-http", log_level="WARNING")
 
 @server.tool()
 def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+@server.tool()
+def echo_threaded(text: str) -> str:
     """Echo the text back."""
     return text
 
