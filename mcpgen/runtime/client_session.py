@@ -12,7 +12,7 @@ from mcpgen.generated import (
 from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.errors import McpError
 from mcpgen.runtime.session import Session
-from mcpgen.runtime.versions import LATEST, REVISIONS
+from mcpgen.runtime.versions import LATEST, era_of
 
 
 class UnsupportedVersion(McpError):
@@ -35,7 +35,7 @@ class ClientSession(Session, ClientCalls):
         self.own_caps = Declared(capabilities)
         params = InitializeRequestParams(protocol_version=version, capabilities=capabilities, client_info=client_info)
         result = await self.send_request("initialize", params, InitializeResult)
-        if result.protocol_version not in REVISIONS:
+        if era_of(result.protocol_version) != "handshake":
             await self.close()
             raise UnsupportedVersion(result.protocol_version)
         self.protocol_version = result.protocol_version

@@ -79,7 +79,8 @@ class Context:
 
     @property
     def session(self) -> ServerSession:
-        return self.request.session  # type: ignore[return-value]
+        session: ServerSession = self.request.session
+        return session
 
     @property
     def request_id(self) -> str | int:
@@ -184,13 +185,19 @@ class Context:
         tool_choice: ToolChoice | None = None,
         model_preferences: ModelPreferences | None = None,
         stop_sequences: list[str] | None = None,
+        key: str | None = None,
     ) -> CreateMessageResult:
-        """Ask the client's model for a message (``sampling/createMessage``)."""
+        """Ask the client's model for a message (``sampling/createMessage``).
+
+        ``key`` names the question in the stateless era, where it travels in an
+        InputRequiredResult (default: ``sampling-1``, ``sampling-2``, ... in the order
+        asked); the handshake era sends it as a request and ignores the key."""
         if isinstance(messages, str):
             messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
-        if tools is not None and not self.session.peer_caps.has("sampling.tools"):
+        if tools is not None and not self.session.peer_caps.has("sampling.tools") and not self._asks_inputs:
             raise ValueError("the client did not declare sampling.tools")
         return await self.session.create_message(
+            **self._key(key),
             messages=messages,
             max_tokens=max_tokens,
             system_prompt=_opt(system_prompt),
@@ -201,18 +208,18 @@ class Context:
             stop_sequences=_opt(stop_sequences),
         )
 
-    async def elicit(self, message: str, schema: type | dict[str, Any]) -> ElicitResult:
+    async def elicit(self, message: str, schema: type | dict[str, Any], *, key: str | None = None) -> ElicitResult:
         """Ask the user for structured input through a form (``elicitation/create``).
 
         ``schema`` is a flat msgspec Struct, dataclass or TypedDict of primitive fields, or
-        a requested-schema dict as the spec defines it.
+        a requested-schema dict as the spec defines it. ``key``: as for :meth:`sample`.
         """
         requested = schema if isinstance(schema, dict) else form_schema(schema)
         params = ElicitRequestFormParams(
             message=message,
             requested_schema=decode(encode(requested), ElicitRequestFormParamsRequestedSchema),
         )
-        return await self.session.elicit(params=params)
+        return await self.session.elicit(params=params, **self._key(key))
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> ElicitResult:
         """Send the user to a URL (``elicitation/create`` in URL mode)."""
@@ -221,10 +228,27 @@ class Context:
         params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
         return await self.session.elicit(params=params)
 
-    async def list_roots(self) -> list[Root]:
-        """The client's roots (``roots/list``)."""
-        result: ListRootsResult = await self.session.send_request("roots/list", RequestParams(), ListRootsResult)
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """The client's roots (``roots/list``). ``key``: as for :meth:`sample`."""
+        result: ListRootsResult = await self.session.send_request(
+            "roots/list", RequestParams(), ListRootsResult, **self._key(key)
+        )
         return result.roots
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared: at ``initialize`` (handshake era) or on this very
+        request (stateless era), as plain JSON data."""
+        tree: dict[str, Any] = self.session.peer_caps.tree
+        return tree
+
+    @property
+    def _asks_inputs(self) -> bool:
+        """Whether questions to the client travel in an InputRequiredResult (stateless era)."""
+        return getattr(self.session, "asks_inputs", False) is True
+
+    def _key(self, key: str | None) -> dict[str, Any]:
+        return {"key": key} if key is not None and self._asks_inputs else {}
 
 
 def form_schema(schema: type) -> dict[str, Any]:

@@ -17,6 +17,10 @@ URL_ELICITATION_REQUIRED = -32042
 # Implementation-defined (JSON-RPC reserves -32000..-32099 for servers): too many
 # requests of one session are running and waiting already.
 SERVER_BUSY = -32000
+# The stateless era's own codes (2026-07-28 on).
+HEADER_MISMATCH = -32020
+MISSING_CAPABILITY = -32021
+UNSUPPORTED_VERSION = -32022
 
 
 class McpError(Exception):

@@ -25,22 +25,26 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET, UnsetType
 
-from mcpgen.runtime import sse
+from mcpgen.runtime import http_exchange, sse
+from mcpgen.runtime.asgi import HttpError, Message, Receive, Scope, Send
+from mcpgen.runtime.asgi import accepts as _accepts
+from mcpgen.runtime.asgi import body as _body
+from mcpgen.runtime.asgi import read_body as _read_body
+from mcpgen.runtime.asgi import refuse_unreadable as _refuse_unreadable
+from mcpgen.runtime.asgi import respond as _respond
+from mcpgen.runtime.asgi import sse_headers as _sse_headers
+from mcpgen.runtime.asgi import wait_disconnect as _wait_disconnect
 from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.errors import INVALID_REQUEST
 from mcpgen.runtime.event_store import EventStore, MemoryEventStore
 from mcpgen.runtime.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server_session import ServerSession
-from mcpgen.runtime.versions import HTTP_DEFAULT, REVISIONS
+from mcpgen.runtime.versions import HTTP_DEFAULT, era_of, primes_streams
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server import Server
 
 log = logging.getLogger("mcpgen")
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
@@ -173,21 +177,6 @@ class _Live:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-async def _refuse_unreadable(send: Send, exc: FrameDropped) -> None:
-    """A response (or error) we cannot read gets no JSON-RPC answer; over HTTP the POST
-    still needs a status: 400, with an error that names no request."""
-    log.warning("mcpgen: dropped %s", exc)
-    await _respond(send, 400, error_frame(INVALID_REQUEST, f"Invalid Request: {exc}"))
-
-
-class HttpError(Exception):
-    def __init__(self, status: int, message: str, code: int = INVALID_REQUEST) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.code = code
-
-
 class McpHttpApp:
     """ASGI application serving one :class:`Server` over Streamable HTTP."""
 
@@ -217,7 +206,10 @@ class McpHttpApp:
             self._check_host_and_origin(headers)
             if path == self.options.path or (path == "/" and self.options.path == "/"):
                 method = scope["method"]
-                if method == "POST":
+                if method != "POST" and _stateless(headers):
+                    # The stateless era has no GET stream and no session to DELETE.
+                    await _respond(send, 405, b"", extra=[(b"allow", b"POST")])
+                elif method == "POST":
                     await self._post(headers, receive, send)
                 elif method == "GET":
                     await self._get(headers, receive, send)
@@ -278,7 +270,7 @@ class McpHttpApp:
     @staticmethod
     def _check_version(headers: dict[str, str]) -> str | None:
         version = headers.get("mcp-protocol-version")
-        if version is not None and version not in REVISIONS:
+        if version is not None and era_of(version) is None:
             raise HttpError(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}")
         return version
 
@@ -291,7 +283,8 @@ class McpHttpApp:
         accept = headers.get("accept", "*/*")
         if not _accepts(accept, "application/json") and not _accepts(accept, "text/event-stream"):
             raise HttpError(406, "Not Acceptable: accept application/json and text/event-stream")
-        version = self._check_version(headers)
+        modern = _stateless(headers)
+        version = None if modern else self._check_version(headers)
         body = await _read_body(receive, self.options.max_body)
         try:
             env = decode_envelope(body)
@@ -300,6 +293,9 @@ class McpHttpApp:
             return
         except FrameDropped as exc:
             await _refuse_unreadable(send, exc)
+            return
+        if modern:
+            await http_exchange.post(self.server, env, headers, receive, send)
             return
         is_request = env.method is not UNSET and env.id is not UNSET
         if self.options.stateless:
@@ -576,9 +572,17 @@ async def close_current_stream() -> None:
             stream.queue.put_nowait((b"", None))
 
 
+def _stateless(headers: dict[str, str]) -> bool:
+    """Whether a request is one of the stateless era: it names a protocol version that is
+    not of the handshake era (an unknown one too: the stateless checks answer it -32022).
+    Without the header it is a handshake-era request, as before 2025-06-18."""
+    version = headers.get("mcp-protocol-version")
+    return version is not None and era_of(version.strip(" \t")) != "handshake"
+
+
 def _primes(session: ServerSession) -> bool:
-    """Priming events (an id before any message) are new in 2025-11-25."""
-    return (session.protocol_version or "") >= "2025-11-25"
+    """Whether this session's streams open with a priming event (an id before any message)."""
+    return primes_streams(session.protocol_version)
 
 
 # ---------------------------------------------------------------- HTTP helpers
@@ -608,58 +612,3 @@ def _origin_host(origin: str) -> str:
     if scheme not in ("http", "https"):
         return ""
     return _host_name(rest.split("/", 1)[0])
-
-
-def _accepts(accept: str, media: str) -> bool:
-    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-    major = media.split("/")[0]
-    return media in kinds or "*/*" in kinds or f"{major}/*" in kinds
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise HttpError(400, "Bad Request: the client went away")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise HttpError(413, f"Payload Too Large: the limit is {limit} bytes")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-async def _wait_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def _respond(
-    send: Send,
-    status: int,
-    body: bytes,
-    content_type: bytes = b"application/json",
-    extra: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    headers = [(b"content-length", str(len(body)).encode())]
-    if body:
-        headers.append((b"content-type", content_type))
-    headers.extend(extra or ())
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-def _sse_headers(extra: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    return [
-        (b"content-type", b"text/event-stream"),
-        (b"cache-control", b"no-cache"),
-        (b"x-accel-buffering", b"no"),
-        *extra,
-    ]
-
-
-async def _body(send: Send, chunk: bytes) -> None:
-    await send({"type": "http.response.body", "body": chunk, "more_body": True})

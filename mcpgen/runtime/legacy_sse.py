@@ -15,11 +15,13 @@ from urllib.parse import parse_qs
 from msgspec import UNSET, UnsetType
 
 from mcpgen.runtime import sse
+from mcpgen.runtime.asgi import HttpError, Receive, Scope, Send, read_body, refuse_unreadable, respond, sse_headers
+from mcpgen.runtime.asgi import wait_disconnect
 from mcpgen.runtime.framing import FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server_session import ServerSession
 
 if TYPE_CHECKING:
-    from mcpgen.runtime.http_server import McpHttpApp, Receive, Scope, Send
+    from mcpgen.runtime.http_server import McpHttpApp
 
 SSE_PATH = "/sse"
 MESSAGES_PATH = "/messages"
@@ -55,8 +57,6 @@ class LegacySseEndpoints:
         return path in (SSE_PATH, MESSAGES_PATH)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
-        from mcpgen.runtime.http_server import HttpError, _read_body, _refuse_unreadable, _respond
-
         if path == SSE_PATH and scope["method"] == "GET":
             await self._stream(scope, receive, send)
         elif path == MESSAGES_PATH and scope["method"] == "POST":
@@ -64,34 +64,32 @@ class LegacySseEndpoints:
             transport = self.sessions.get((query.get("session_id") or [""])[0])
             if transport is None:
                 raise HttpError(404, "Not Found: unknown session")
-            body = await _read_body(receive, self.app.options.max_body)
+            body = await read_body(receive, self.app.options.max_body)
             try:
                 decode_envelope(body)
             except FrameError as exc:
-                await _respond(send, 400, error_frame(exc.code, exc.message, exc.id))
+                await respond(send, 400, error_frame(exc.code, exc.message, exc.id))
                 return
             except FrameDropped as exc:
-                await _refuse_unreadable(send, exc)
+                await refuse_unreadable(send, exc)
                 return
             transport.inbox.put_nowait(body)
-            await _respond(send, 202, b"Accepted", b"text/plain")
+            await respond(send, 202, b"Accepted", b"text/plain")
         else:
-            await _respond(send, 405, b"")
+            await respond(send, 405, b"")
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from mcpgen.runtime.http_server import _sse_headers, _wait_disconnect
-
         session_id = secrets.token_hex(16)
         transport = LegacyTransport()
         session = ServerSession(transport, self.app.server, **self.app.server.session_options)
         self.sessions[session_id] = transport
         self.app.server.sessions.add(session)
         task = asyncio.ensure_future(session.run())
-        disconnected = asyncio.ensure_future(_wait_disconnect(receive))
+        disconnected = asyncio.ensure_future(wait_disconnect(receive))
         root = scope.get("root_path", "")
         endpoint = f"{root}{MESSAGES_PATH}?session_id={session_id}".encode()
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": _sse_headers([])})
+            await send({"type": "http.response.start", "status": 200, "headers": sse_headers([])})
             await send({"type": "http.response.body", "body": b"event: endpoint\ndata: " + endpoint + b"\n\n",
                         "more_body": True})  # fmt: skip
             while True:

@@ -83,10 +83,15 @@ from mcpgen.generated import (
     UnsubscribeRequestParams,
     AudioContent,
 )
+from mcpgen.runtime.caching import CacheHint
+from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.context import Context
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
 from mcpgen.runtime.extras import MissingExtra, require
 from mcpgen.runtime.files import guess_mime, read_file, resolve_within
+from mcpgen.runtime.headers import annotated_params
+from mcpgen.runtime.input_required import InputRequired
+from mcpgen.runtime.listen import ListenHub
 from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
 from mcpgen.runtime.server_session import ServerSession
 from mcpgen.runtime.session import NOT_NOW, current_request
@@ -97,6 +102,7 @@ from mcpgen.runtime.uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from mcpgen.runtime.http_server import McpHttpApp
+    from mcpgen.runtime.stateless import StatelessServer
 
 log = logging.getLogger("mcpgen")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -127,6 +133,7 @@ class _Resource:
     signature: Signature
     in_thread: bool
     definition: Resource
+    cache: CacheHint | None = None  # for resources/read in the stateless era
 
 
 @dataclass
@@ -173,6 +180,9 @@ class Server(ServerHandlers):
         max_concurrency: int = 1024,
         max_message: int = 16 * 1024 * 1024,
         max_threads: int = DEFAULT_MAX_THREADS,
+        state_key: bytes | str | None = None,
+        cache: CacheHint | None = None,
+        list_cache: dict[str, CacheHint] | None = None,
     ) -> None:
         """``request_timeout`` bounds our requests to the client (sampling, elicitation);
         ``handler_timeout`` bounds each handler (-32603 when exceeded; a handler in a
@@ -181,7 +191,14 @@ class Server(ServerHandlers):
         in order, and more are refused (-32000, "server busy");
         ``max_message`` bytes is the largest frame accepted over stdio; ``max_threads``
         worker threads, for all sessions together, run the plain ``def`` handlers (calls
-        beyond that wait for a free worker)."""
+        beyond that wait for a free worker).
+
+        Stateless era (2026-07-28): ``state_key`` seals the ``requestState`` of a request
+        that asks the client for input (default: ``$MCPGEN_STATE_KEY``, else a random key
+        of this process; several workers behind one endpoint need the same key);
+        ``cache`` is the caching hint of every cacheable result (default: ``ttl_ms=0``,
+        ``"private"``), ``list_cache`` overrides it per method (``"tools/list"``,
+        ``"server/discover"``, ...), and a resource may carry its own."""
         self.info = Implementation(
             name=name,
             version=version,
@@ -205,6 +222,13 @@ class Server(ServerHandlers):
         self._completers: dict[tuple[str, str, str], _Completer] = {}
         self.sessions: set[ServerSession] = set()
         self.threads = ThreadPool(max_threads)
+        self.state_key = state_key if state_key is not None else os.environ.get("MCPGEN_STATE_KEY")
+        self.cache = cache if cache is not None else CacheHint()
+        self.list_cache = dict(list_cache or {})
+        self.listeners = ListenHub(self)
+        self._stateless: StatelessServer | None = None
+        self._declared: Declared | None = None
+        self._tool_headers: dict[str, dict[str, str]] = {}
 
     # ------------------------------------------------------------ registration
 
@@ -302,11 +326,12 @@ class Server(ServerHandlers):
         size: int | None = None,
         icons: list[Icon] | None = None,
         blocking: bool | None = None,
+        cache: CacheHint | None = None,
     ) -> F | Callable[[F], F]:
         """Register a function that returns the contents of the resource at ``uri``
         (``str`` for text, ``bytes`` for binary, or resource contents). Bare, as
         ``@server.resource``, the URI is ``resource://<function name>``. ``blocking``: as
-        for :meth:`tool`."""
+        for :meth:`tool`; ``cache``: the caching hint of its reads (stateless era)."""
         fn, given = _bare(uri, "resource", "its URI", optional=False)
 
         def register(fn: F) -> F:
@@ -327,7 +352,7 @@ class Server(ServerHandlers):
                 size=size if size is not None else UNSET,
                 icons=icons or UNSET,
             )
-            self._resources[resource_uri] = _Resource(fn, sig, _in_thread(sig, blocking), definition)
+            self._resources[resource_uri] = _Resource(fn, sig, _in_thread(sig, blocking), definition, cache)
             self._changed("resources")
             return fn
 
@@ -521,6 +546,9 @@ class Server(ServerHandlers):
             loop.call_soon_threadsafe(self._announce, feature)
 
     def _announce(self, feature: str) -> None:
+        if feature == "tools":
+            self._tool_headers.clear()
+        self.listeners.list_changed(feature)
         method = f"notifications/{feature}/list_changed"
         for session in list(self.sessions):
             if session.state == "ready" and session.own_caps.has(f"{feature}.listChanged"):
@@ -528,6 +556,7 @@ class Server(ServerHandlers):
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed."""
+        self.listeners.resource_updated(uri)
         for session in list(self.sessions):
             if uri in session.subscriptions:
                 await session.send_notification("notifications/resources/updated", {"uri": uri})
@@ -545,6 +574,46 @@ class Server(ServerHandlers):
             },
             ServerCapabilities,
         )
+
+    @property
+    def declared(self) -> Declared:
+        """What :meth:`capabilities` declares, for lookups by path (``tools.listChanged``)."""
+        if self._declared is None:
+            self._declared = Declared(self.capabilities())
+        return self._declared
+
+    def declares(self, path: str) -> bool:
+        return self.declared.has(path)
+
+    # ------------------------------------------------------------ stateless era
+
+    @property
+    def stateless(self) -> StatelessServer:
+        """The server's stateless-era front (made on the first such request: a server that
+        only ever meets handshake-era clients never loads the 2026-07-28 bindings)."""
+        if self._stateless is None:
+            from mcpgen.runtime.stateless import StatelessServer
+
+            self._stateless = StatelessServer(self)
+        return self._stateless
+
+    def cache_hint(self, method: str, params: Any = None) -> CacheHint:
+        """The caching hint of a cacheable result: the resource's own for a read, else the
+        method's from ``list_cache``, else the server's default."""
+        if method == "resources/read" and params is not None:
+            resource = self._resources.get(getattr(params, "uri", ""))
+            if resource is not None and resource.cache is not None:
+                return resource.cache
+        return self.list_cache.get(method, self.cache)
+
+    def tool_headers(self, name: str) -> dict[str, str]:
+        """The tool's ``x-mcp-header`` annotations: argument -> header name."""
+        found = self._tool_headers.get(name)
+        if found is None:
+            entry = self._tools.get(name)
+            schema = msgspec.to_builtins(entry.definition.input_schema) if entry is not None else {}
+            found = self._tool_headers[name] = annotated_params(schema) or {}
+        return found
 
     # ------------------------------------------------------------ handlers
 
@@ -613,6 +682,8 @@ class Server(ServerHandlers):
 
     def _tool_failed(self, entry: _Tool, exc: Exception) -> CallToolResult:
         name = entry.definition.name
+        if isinstance(exc, InputRequired):
+            raise exc  # the tool asked the client a question: the request answers with it
         if isinstance(exc, (ToolError, CapabilityError)):
             # A tool that needs sampling from a client without it failed, the call did not.
             return _tool_error(exc.message if isinstance(exc, McpError) else str(exc))
@@ -749,7 +820,8 @@ class Server(ServerHandlers):
     def _current_session() -> ServerSession:
         request = current_request.get()
         assert request is not None
-        return request.session  # type: ignore[return-value]
+        session: ServerSession = request.session
+        return session
 
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes."""

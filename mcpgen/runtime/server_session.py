@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
+
+import msgspec
+from msgspec import UNSET
 
 from mcpgen.generated import (
     EmptyResult,
@@ -15,9 +19,12 @@ from mcpgen.generated import (
     ServerCalls,
 )
 from mcpgen.runtime.capabilities import Declared
-from mcpgen.runtime.errors import INVALID_REQUEST
-from mcpgen.runtime.session import Session
-from mcpgen.runtime.versions import REVISIONS, negotiate
+from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY, UNSUPPORTED_VERSION
+from mcpgen.runtime.framing import Envelope, error_frame
+from mcpgen.runtime.session import Session, log
+from mcpgen.runtime.versions import STATELESS, Era, negotiate
+
+_VERSION_KEY = b"modelcontextprotocol"  # a cheap look before parsing (a slash may be escaped)
 
 LOG_LEVELS: tuple[LoggingLevel, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
@@ -28,7 +35,11 @@ _SEVERITY = {level: i for i, level in enumerate(LOG_LEVELS)}
 class ServerSession(Session, ServerCalls):
     """One client's connection to a server.
 
-    Until ``initialize`` only ``ping`` is served. The handshake records the client's
+    The first request picks the era of the connection, once: one whose ``_meta`` names a
+    protocol version (and is not ``initialize``) makes it a stateless-era connection,
+    where every request is served on its own by the server's stateless front; anything
+    else opens the handshake era. In the handshake era, until ``initialize`` only ``ping``
+    is served. The handshake records the client's
     capabilities and picks the protocol version (the client's when supported, else our
     latest); typed calls to the client (``create_message``, ``elicit``, ``list_roots``)
     are checked against the client's declared capabilities.
@@ -42,6 +53,67 @@ class ServerSession(Session, ServerCalls):
         self.log_level: LoggingLevel = "debug"
         self.subscriptions: set[str] = set()
         self.answers_now = False  # until initialize is answered
+        self.era: Era | None = None  # chosen by the first request
+
+    # ------------------------------------------------------------ era
+
+    def on_envelope(self, env: Envelope) -> None:
+        if self.era is None and env.method is not UNSET and env.id is not UNSET:
+            self.era = self._era_of_first(env)
+        if self.era == "stateless":
+            self._on_stateless(env)
+        else:
+            super().on_envelope(env)
+
+    def _era_of_first(self, env: Envelope) -> Era:
+        if env.method == "initialize" or env.params is UNSET or getattr(self.handlers, "stateless", None) is None:
+            return "handshake"
+        if _VERSION_KEY not in bytes(env.params):
+            return "handshake"
+        try:
+            meta = msgspec.json.decode(env.params).get("_meta")
+        except (msgspec.DecodeError, AttributeError, RecursionError):
+            return "handshake"
+        return "stateless" if isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta else "handshake"
+
+    def _on_stateless(self, env: Envelope) -> None:
+        if env.method is UNSET:
+            return  # a client sends no responses in the stateless era
+        if env.id is UNSET:
+            if env.method == "notifications/cancelled":
+                super().on_envelope(env)  # cancels the request's task
+            return
+        rid = env.id
+        if rid in self._inflight:
+            self._reply_error(rid, INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
+        elif env.method == "initialize":
+            # A stateless connection stays stateless: say which versions it speaks.
+            self._send_soon(error_frame(UNSUPPORTED_VERSION, "Unsupported protocol version: this connection "
+                                        "speaks the stateless era", rid, {"supported": list(STATELESS),
+                                        "requested": _requested(env)}), related=rid, final=True)  # fmt: skip
+        elif len(self._inflight) >= self.max_concurrency:
+            self._reply_error(rid, SERVER_BUSY, "Server busy: too many requests in flight; retry later")
+        else:
+            self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve_stateless(env))
+
+    async def _serve_stateless(self, env: Envelope) -> None:
+        rid = env.id
+
+        async def sink(frame: bytes) -> None:
+            await self.transport.send(frame, related=rid)
+
+        frame: bytes | None = None
+        try:
+            frame, _ = await self.handlers.stateless.handle(env, sink=sink)
+        except asyncio.CancelledError:
+            frame = None  # cancelled by the client: no response
+        finally:
+            self._inflight.pop(rid, None)
+        if frame is not None and self.is_open:
+            try:
+                await self.transport.send(frame, related=rid, final=True)
+            except ConnectionError:
+                log.debug("mcpgen: dropped a response for a closed connection")
 
     def refuse(self, spec: MethodSpec) -> tuple[int, str] | None:
         if spec.method == "initialize":
@@ -98,9 +170,13 @@ class ServerSession(Session, ServerCalls):
         """Whether a log message at ``level`` passes the client's chosen level."""
         return _SEVERITY[level] >= _SEVERITY[self.log_level]
 
-    @property
-    def revision(self) -> Any:
-        return REVISIONS.get(self.protocol_version or "")
+
+def _requested(env: Envelope) -> str:
+    try:
+        version = msgspec.json.decode(env.params).get("protocolVersion") if env.params is not UNSET else None
+    except (msgspec.DecodeError, AttributeError, RecursionError):
+        version = None
+    return version if isinstance(version, str) else ""
 
 
 __all__ = ["ServerSession", "LOG_LEVELS", "EmptyResult"]

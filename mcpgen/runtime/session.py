@@ -70,7 +70,9 @@ def _pong(params: Any) -> dict[str, Any]:
 class RequestContext:
     """What a handler may want to know about the request it is serving."""
 
-    session: Session
+    # The Session serving it; for a stateless-era request, the StatelessPeer standing in
+    # for one (mcpgen.runtime.stateless): what Context talks to either way.
+    session: Any
     request_id: RequestId
     method: str
     meta: dict[str, Any] | UnsetType

@@ -1,0 +1,326 @@
+"""The stateless era (2026-07-28 on): every request names its protocol version and the
+client's capabilities in its own ``_meta``; there is no handshake and no session.
+
+:class:`StatelessServer` serves one request at a time for any transport: it checks the
+request in the order the protocol asks (``_meta`` -> HTTP headers -> version -> method ->
+capabilities), decodes the params with the stateless-era bindings, runs the same
+:class:`~mcpgen.runtime.server.Server` handlers the handshake era runs, and stamps the
+result with ``resultType``, caching hints and the server's identity. Request-scoped
+notifications (progress, logs) go to a sink the transport gives (the stdio connection, or
+the request's own SSE stream over HTTP). Asking the client for input goes through
+:mod:`mcpgen.runtime.input_required`; change notifications through
+:mod:`mcpgen.runtime.listen`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen.runtime import headers as http_headers
+from mcpgen.runtime.caching import CacheHint
+from mcpgen.runtime.errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    RESOURCE_NOT_FOUND,
+    UNSUPPORTED_VERSION,
+    McpError,
+)
+from mcpgen.runtime.framing import Envelope, RequestId, error_frame
+from mcpgen.runtime.input_required import InputRequired, InputScope, StateSealer
+from mcpgen.runtime.session import RequestContext, current_request
+from mcpgen.runtime.versions import LATEST_STATELESS, SUPPORTED, bindings, era_of, method_exists
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.server import Server
+
+log = logging.getLogger("mcpgen")
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+
+Sink = Callable[[bytes], Awaitable[None]]
+"""Where a request's own notifications go (progress, logs, listen events)."""
+
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# Status codes of the Streamable HTTP binding for errors the stateless era defines.
+_HTTP_STATUS = {
+    METHOD_NOT_FOUND: 404,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_CAPABILITY: 400,
+    UNSUPPORTED_VERSION: 400,
+    -32600: 400,
+    -32700: 400,
+}
+
+
+def http_status(code: int) -> int:
+    """The HTTP status that carries a JSON-RPC error of this code in the stateless era."""
+    return _HTTP_STATUS.get(code, 200)
+
+
+class Refused(McpError):
+    """A request refused before any handler ran."""
+
+
+@dataclass(slots=True)
+class StatelessRequest:
+    """What the stateless era knows about the request being served (its scope)."""
+
+    id: RequestId
+    method: str
+    version: str
+    capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None
+    log_level: str | None
+    sink: Sink | None
+    inputs: InputScope | None = None
+
+
+class StatelessServer:
+    """Serves stateless-era requests for one :class:`Server`."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.package = bindings(LATEST_STATELESS)
+        self.table = self.package.CLIENT_TO_SERVER
+        self.sealer = StateSealer(server.state_key)
+
+    # ------------------------------------------------------------ entry points
+
+    async def handle(
+        self, env: Envelope, *, sink: Sink | None = None, headers: Mapping[str, str] | None = None
+    ) -> tuple[bytes, int | None]:
+        """The response frame for one request and, for an error, its code (``headers``:
+        the HTTP request's, lower-cased, when it came over HTTP)."""
+        rid: RequestId = env.id
+        try:
+            request, params = self.admit(env, sink, headers)
+            return await self.dispatch(request, params), None
+        except InputRequired as asked:
+            return self.input_required_frame(rid, asked), None
+        except McpError as exc:
+            return error_frame(exc.code, exc.message, rid, exc.data), exc.code
+        except NotImplementedError:
+            return error_frame(METHOD_NOT_FOUND, f"Method not found: {env.method}", rid), METHOD_NOT_FOUND
+        except Exception:
+            log.exception("mcpgen: %s failed", env.method)
+            return error_frame(INTERNAL_ERROR, "Internal error", rid), INTERNAL_ERROR
+
+    def admit(
+        self, env: Envelope, sink: Sink | None, headers: Mapping[str, str] | None
+    ) -> tuple[StatelessRequest, Any]:
+        """Check a request in the protocol's order and decode its params, or raise the
+        error that refuses it."""
+        method: str = env.method
+        raw = _params_object(env.params)  # parsed once: _meta and headers are read from it
+        meta = raw.get("_meta")
+        if not isinstance(meta, dict) or META_VERSION not in meta or not isinstance(meta.get(META_CAPABILITIES), dict):
+            raise Refused(
+                INVALID_PARAMS,
+                "Invalid params: _meta needs io.modelcontextprotocol/protocolVersion and clientCapabilities",
+            )
+        version = meta[META_VERSION]
+        if headers is not None:
+            http_headers.check_request(headers, method, raw, version, self.tool_headers)
+        if not isinstance(version, str) or era_of(version) != "stateless":
+            raise Refused(
+                UNSUPPORTED_VERSION,
+                f"Unsupported protocol version: {version!r}",
+                {"supported": list(SUPPORTED), "requested": version if isinstance(version, str) else str(version)},
+            )
+        spec = self.table.get(method)
+        if spec is None or spec.kind != "request" or not method_exists("c2s", method, version):
+            raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
+        if spec.capability is not None and not self.server.declares(spec.capability.removeprefix("server.")):
+            raise Refused(METHOD_NOT_FOUND, f"Method not found: {method} ({spec.capability} not offered)")
+        level = meta.get(META_LOG_LEVEL)
+        if level is not None and level not in _LOG_LEVELS:
+            raise Refused(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+        params = self._convert(spec, raw)
+        info = meta.get(META_CLIENT_INFO)
+        request = StatelessRequest(
+            id=env.id,
+            method=method,
+            version=version,
+            capabilities=meta[META_CAPABILITIES],
+            client_info=info if isinstance(info, dict) else None,
+            log_level=level,
+            sink=sink,
+        )
+        if spec.input_required:
+            request.inputs = InputScope.for_retry(self.sealer, request.capabilities, method, raw)
+        return request, params
+
+    def tool_headers(self, name: str) -> Mapping[str, str]:
+        """The x-mcp-header annotations of a tool's arguments: argument -> header name."""
+        return self.server.tool_headers(name)
+
+    def _convert(self, spec: Any, raw: dict[str, Any]) -> Any:
+        try:
+            return self.package.convert(raw, spec.params_type)
+        except msgspec.ValidationError as exc:
+            raise Refused(INVALID_PARAMS, f"Invalid params: {exc}") from None
+
+    # ------------------------------------------------------------ dispatch
+
+    async def dispatch(self, request: StatelessRequest, params: Any) -> bytes:
+        method = request.method
+        if method == "server/discover":
+            return self.result_frame(request, self.discover_result(), cache=self.server.cache_hint("server/discover"))
+        if method == "subscriptions/listen":
+            return await self.server.listeners.listen(self, request, params)
+        handler = getattr(self.server, self.table[method].handler)
+        token = current_request.set(self.context(request, params))
+        try:
+            result = await handler(params)
+        except McpError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:  # the handshake era's code; -32602 now
+                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
+        finally:
+            current_request.reset(token)
+        cache = self.server.cache_hint(method, params) if self.table[method].cacheable else None
+        return self.result_frame(request, result, cache=cache)
+
+    def context(self, request: StatelessRequest, params: Any) -> RequestContext:
+        """The request context handlers (and :class:`Context`) see for this request."""
+        meta = getattr(params, "meta", None)
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        return RequestContext(StatelessPeer(self, request), request.id, request.method,
+                              meta if isinstance(meta, dict) else UNSET, token)  # fmt: skip
+
+    def discover_result(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(SUPPORTED),
+            "capabilities": msgspec.to_builtins(self.server.capabilities()),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return result
+
+    # ------------------------------------------------------------ results
+
+    def result_frame(self, request: StatelessRequest, result: Any, *, cache: CacheHint | None = None) -> bytes:
+        """``{"jsonrpc":"2.0","id":...,"result":{...}}`` with the result stamped."""
+        body = self.stamp(result, "complete", cache)
+        return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(request.id) + b',"result":' + body + b"}"
+
+    def stamp(self, result: Any, result_type: str, cache: CacheHint | None) -> bytes:
+        """The result's JSON with ``resultType``, caching hints and the server's identity
+        added (the handlers build results of the handshake era's types, which have none of
+        them: older clients ignore the keys, so one set of handlers serves both eras)."""
+        meta = getattr(result, "meta", UNSET) if not isinstance(result, dict) else result.get("_meta", UNSET)
+        extra: dict[str, Any] = {"resultType": result_type}
+        if cache is not None:
+            extra["ttlMs"] = cache.ttl_ms
+            extra["cacheScope"] = cache.scope
+        if isinstance(meta, dict):
+            if META_SERVER_INFO not in meta:
+                merged = {**meta, META_SERVER_INFO: self.server.info}
+                result = (
+                    {**result, "_meta": merged}
+                    if isinstance(result, dict)
+                    else msgspec.structs.replace(result, meta=merged)
+                )
+        else:
+            extra["_meta"] = {META_SERVER_INFO: self.server.info}
+        head = msgspec.json.encode(extra)
+        body = msgspec.json.encode(result)
+        if body == b"{}":
+            return head
+        # Both are JSON objects: join their members.
+        return head[:-1] + b"," + body[1:]
+
+    def input_required_frame(self, rid: RequestId, asked: InputRequired) -> bytes:
+        body = self.stamp(asked.result(), "input_required", None)
+        return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"result":' + body + b"}"
+
+    # ------------------------------------------------------------ notifications
+
+    async def notify(self, request: StatelessRequest, method: str, params: Any) -> None:
+        """Send a notification on the request's own stream (dropped when it has none)."""
+        if request.sink is not None:
+            frame = msgspec.json.encode({"jsonrpc": "2.0", "method": method, "params": params})
+            await request.sink(frame)
+
+
+class StatelessPeer:
+    """What :class:`~mcpgen.runtime.context.Context` talks to while a stateless request is
+    served: it stands where a handshake-era session stands (sending notifications on the
+    request's stream; the client's capabilities come from this request's ``_meta``; asking
+    the client for input becomes an InputRequiredResult)."""
+
+    asks_inputs = True
+
+    def __init__(self, server: StatelessServer, request: StatelessRequest) -> None:
+        self._server = server
+        self.request = request
+
+    @property
+    def own_caps(self) -> Any:
+        return self._server.server.declared
+
+    @property
+    def peer_caps(self) -> Any:
+        from mcpgen.runtime.capabilities import Declared
+
+        return Declared(self.request.capabilities)
+
+    def logs(self, level: str) -> bool:
+        """Log messages go out only when the request named a level, at it or above."""
+        chosen = self.request.log_level
+        return chosen is not None and _LOG_LEVELS.index(level) >= _LOG_LEVELS.index(chosen)
+
+    async def send_notification(self, method: str, params: Any, **_: Any) -> None:
+        await self._server.notify(self.request, method, msgspec.to_builtins(params))
+
+    async def create_message(self, *, key: str | None = None, **params: Any) -> Any:
+        wire = {k: v for k, v in params.items() if v is not UNSET}
+        return await self._scope().ask("sampling/createMessage", _Params(wire), key)
+
+    async def elicit(self, params: Any, key: str | None = None) -> Any:
+        return await self._scope().ask("elicitation/create", params, key)
+
+    async def send_request(self, method: str, params: Any, result_type: Any, key: str | None = None, **_: Any) -> Any:
+        if method != "roots/list":
+            raise McpError(METHOD_NOT_FOUND, f"a server does not send {method} in the stateless era")
+        return await self._scope().ask("roots/list", params, key)
+
+    def _scope(self) -> InputScope:
+        if self.request.inputs is None:
+            raise McpError(INVALID_PARAMS, f"{self.request.method} cannot ask the client for input")
+        return self.request.inputs
+
+
+class _Params(dict[str, Any]):
+    """Keyword params of a typed call, readable as attributes for the capability checks."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self.get(name)
+
+
+def _params_object(params: Any) -> dict[str, Any]:
+    """The params of a request as parsed JSON (an object, or refused)."""
+    if params is UNSET:
+        return {}
+    try:
+        value = msgspec.json.decode(params)
+    except (msgspec.DecodeError, RecursionError):
+        raise Refused(INVALID_PARAMS, "Invalid params: not readable JSON") from None
+    if not isinstance(value, dict):
+        raise Refused(INVALID_PARAMS, "Invalid params: params must be an object")
+    return value
