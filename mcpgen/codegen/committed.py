@@ -38,7 +38,7 @@ def serving_revisions() -> list[str]:
     """The revisions whose bindings mcpgen commits, from revisions.toml (checked against
     the shipped schemas: a row per schema and a schema per row)."""
     table_path = shipped.HERE / "revisions.toml"
-    rows = tomllib.loads(table_path.read_text(encoding="utf-8"))
+    rows = tomllib.loads(table_path.read_text(encoding="utf-8"))["revisions"]
     have = set(shipped.revisions())
     for rev in sorted(set(rows) - have):
         raise SchemaError(str(table_path), f"/{rev}", "a row for a revision mcpgen does not ship")
