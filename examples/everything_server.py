@@ -160,18 +160,165 @@ JSON_SCHEMA_2020_12 = {
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 
 
 @server.tool(description="Takes a JSON Schema 2020-12 input schema.", input_schema=JSON_SCHEMA_2020_12)
-def json_schema_2020_12_tool(name: str = "", address: dict[str, Any] | None = None) -> str:
-    return f"name={name} address={json.dumps(address)}"
+def json_schema_2020_12_tool(
+    name: str = "",
+    address: dict[str, Any] | None = None,
+    contactMethod: str | None = None,  # noqa: N803 (wire name)
+    phone: str | None = None,
+    email: str | None = None,
+) -> str:
+    return f"name={name} address={json.dumps(address)} contact={contactMethod or ''}"
+
+
+# ---------------------------------------------------------------- stateless era (2026-07-28)
+
+X_MCP_HEADER_SCHEMA = {
+    "type": "object",
+    "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    "required": ["region"],
+}
+
+
+@server.tool(description="Mirrors its region argument in the Mcp-Param-Region header.", input_schema=X_MCP_HEADER_SCHEMA)
+def test_x_mcp_header(region: str) -> str:
+    return f"region={region}"
+
+
+@server.tool(description="Needs the client's sampling capability.")
+async def test_missing_capability(ctx: Context) -> str:
+    result = await ctx.sample("Say hello", max_tokens=16)
+    return f"sampled: {result.model}"
+
+
+@server.tool(description="Streams progress and logs, never a request.")
+async def test_streaming_elicitation(ctx: Context) -> str:
+    await ctx.report_progress(1, 2, "half way")
+    await ctx.info("streaming")
+    return "streamed"
+
+
+@server.tool(description="Logs a message when the request names a log level.")
+async def test_logging_tool(ctx: Context) -> str:
+    await ctx.info("a log message")
+    return "logged"
+
+
+_TOGGLES = {"tool": False, "prompt": False}
+
+
+@server.tool(description="Adds or removes a tool, so listeners hear tools/list_changed.")
+def test_trigger_tool_change() -> str:
+    if _TOGGLES["tool"]:
+        server.remove_tool("test_dynamic_tool")
+    else:
+        server.tool(name="test_dynamic_tool", description="Comes and goes.")(lambda: "dynamic")
+    _TOGGLES["tool"] = not _TOGGLES["tool"]
+    return "tools changed"
+
+
+@server.tool(description="Adds or removes a prompt, so listeners hear prompts/list_changed.")
+def test_trigger_prompt_change() -> str:
+    if _TOGGLES["prompt"]:
+        server.remove_prompt("test_dynamic_prompt")
+    else:
+        server.prompt(name="test_dynamic_prompt", description="Comes and goes.")(lambda: "dynamic")
+    _TOGGLES["prompt"] = not _TOGGLES["prompt"]
+    return "prompts changed"
+
+
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@server.tool(description="Asks for the user's name (InputRequiredResult) and greets them.")
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return f"Hello, {(answer.content or {}).get('name', 'stranger')}!"
+
+
+@server.tool(description="Asks the client's model a question (InputRequiredResult).")
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    result = await ctx.sample("What is the capital of France?", max_tokens=32, key="capital_question")
+    text = result.content.text if isinstance(result.content, TextContent) else str(result.content)
+    return f"The model said: {text}"
+
+
+@server.tool(description="Asks for the client's roots (InputRequiredResult).")
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    roots = await ctx.list_roots(key="client_roots")
+    return "Roots: " + ", ".join(root.uri for root in roots)
+
+
+@server.tool(description="Asks for a confirmation; the request's state carries what it needs.")
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    form = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    answer = await ctx.elicit("Confirm?", form, key="confirm")
+    return f"state-ok: confirmed={(answer.content or {}).get('ok')}"
+
+
+@server.tool(description="Asks for a form, a model answer and the roots in one round.")
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    answer, sampled, roots = await asyncio.gather(
+        ctx.elicit("What is your name?", NAME_FORM, key="user_name"),
+        ctx.sample("Say hello", max_tokens=16, key="greeting"),
+        ctx.list_roots(key="client_roots"),
+    )
+    return f"all inputs: {answer.action}, {sampled.model}, {len(roots)} roots"
+
+
+@server.tool(description="Asks two questions in two rounds.")
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    first = await ctx.elicit("Step 1: your name?", NAME_FORM, key="step1")
+    second = await ctx.elicit("Step 2: your name again?", NAME_FORM, key="step2")
+    return f"done: {first.action}, {second.action}"
+
+
+@server.tool(description="Asks a question; its sealed state must come back unaltered.")
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    return f"untampered: {answer.action}"
+
+
+@server.tool(description="Asks only for what this request's client capabilities allow.")
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    caps = ctx.client_capabilities
+    asks: list[Any] = []
+    if "elicitation" in caps:
+        asks.append(ctx.elicit("What is your name?", NAME_FORM, key="user_name"))
+    if "sampling" in caps:
+        asks.append(ctx.sample("Say hello", max_tokens=16, key="greeting"))
+    if "roots" in caps:
+        asks.append(ctx.list_roots(key="client_roots"))
+    done = await asyncio.gather(*asks)
+    return f"answered {len(done)} questions"
+
+
+@server.prompt(description="Asks for context (InputRequiredResult) before it is rendered.")
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    form = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+    answer = await ctx.elicit("Any context for this prompt?", form, key="user_context")
+    return f"Prompt with context: {(answer.content or {}).get('context', '')}"
+
 
 WATCHED = {"text": "Watched resource content"}
 

@@ -298,6 +298,14 @@ class Server(ServerHandlers):
         del self._tools[name]
         self._changed("tools")
 
+    def remove_prompt(self, name: str) -> None:
+        del self._prompts[name]
+        self._changed("prompts")
+
+    def remove_resource(self, uri: str) -> None:
+        del self._resources[uri]
+        self._changed("resources")
+
     @overload
     def resource(self, uri: F, /) -> F: ...
 

@@ -37,7 +37,7 @@ from mcpgen.runtime.errors import (
 from mcpgen.runtime.framing import Envelope, RequestId, error_frame
 from mcpgen.runtime.input_required import InputRequired, InputScope, StateSealer
 from mcpgen.runtime.session import RequestContext, current_request
-from mcpgen.runtime.versions import LATEST_STATELESS, SUPPORTED, bindings, era_of, method_exists
+from mcpgen.runtime.versions import LATEST, LATEST_STATELESS, SUPPORTED, bindings, era_of, method_exists
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server import Server
@@ -97,6 +97,10 @@ class StatelessServer:
         self.server = server
         self.package = bindings(LATEST_STATELESS)
         self.table = self.package.CLIENT_TO_SERVER
+        # The handlers are written against the handshake era's types (isinstance checks
+        # included): params are checked against this era's schema, then handed over as
+        # those types. Both eras spell the fields the handlers read alike.
+        self.handshake = bindings(LATEST)
         self.sealer = StateSealer(server.state_key)
 
     # ------------------------------------------------------------ entry points
@@ -171,7 +175,11 @@ class StatelessServer:
 
     def _convert(self, spec: Any, raw: dict[str, Any]) -> Any:
         try:
-            return self.package.convert(raw, spec.params_type)
+            checked = self.package.convert(raw, spec.params_type)
+            same = self.handshake.CLIENT_TO_SERVER.get(spec.method)
+            if same is None:  # only in this era (discover, listen): served here
+                return checked
+            return self.handshake.convert(raw, same.params_type)
         except msgspec.ValidationError as exc:
             raise Refused(INVALID_PARAMS, f"Invalid params: {exc}") from None
 
@@ -289,8 +297,8 @@ class StatelessPeer:
         await self._server.notify(self.request, method, msgspec.to_builtins(params))
 
     async def create_message(self, *, key: str | None = None, **params: Any) -> Any:
-        wire = {k: v for k, v in params.items() if v is not UNSET}
-        return await self._scope().ask("sampling/createMessage", _Params(wire), key)
+        typed = self._server.handshake.CreateMessageRequestParams(**params)
+        return await self._scope().ask("sampling/createMessage", typed, key)
 
     async def elicit(self, params: Any, key: str | None = None) -> Any:
         return await self._scope().ask("elicitation/create", params, key)
@@ -304,13 +312,6 @@ class StatelessPeer:
         if self.request.inputs is None:
             raise McpError(INVALID_PARAMS, f"{self.request.method} cannot ask the client for input")
         return self.request.inputs
-
-
-class _Params(dict[str, Any]):
-    """Keyword params of a typed call, readable as attributes for the capability checks."""
-
-    def __getattr__(self, name: str) -> Any:
-        return self.get(name)
 
 
 def _params_object(params: Any) -> dict[str, Any]:
