@@ -52,7 +52,7 @@ class StateSealer:
         self.lifetime = lifetime
 
     def seal(self, payload: dict[str, Any]) -> str:
-        body = _b64(msgspec.json.encode({**payload, "exp": int(time.time() + self.lifetime)}))
+        body = _b64(msgspec.json.encode({**payload, "exp": round(time.time() + self.lifetime, 3)}))
         return f"{body}.{_b64(self._mac(body))}"
 
     def open(self, state: str) -> dict[str, Any]:
@@ -65,7 +65,8 @@ class StateSealer:
             payload = None
         if not isinstance(payload, dict):
             raise McpError(INVALID_PARAMS, "Invalid params: requestState was not issued by this server or was altered")
-        if not isinstance(payload.get("exp"), int) or payload["exp"] < time.time():
+        expires = payload.get("exp")
+        if not isinstance(expires, (int, float)) or isinstance(expires, bool) or expires < time.time():
             raise McpError(INVALID_PARAMS, "Invalid params: requestState has expired; call again without it")
         return payload
 
