@@ -334,14 +334,14 @@ async def test_sdk_client_pagination_subscriptions_and_list_changed(tmp_path: Pa
                     assert notes.contents[0].text == "remember the milk!"  # type: ignore[union-attr]
 
 
-async def test_sdk_high_level_client_auto_mode_falls_back_to_initialize() -> None:
-    """``mcp.Client`` probes ``server/discover`` (2026 draft) first; we answer -32601 and
-    it falls back to the 2025-11-25 initialize handshake."""
+async def test_sdk_high_level_client_auto_mode_speaks_the_stateless_era() -> None:
+    """``mcp.Client`` probes ``server/discover`` first; our server answers it, so the SDK
+    speaks 2026-07-28 (no initialize) and every call works."""
     params = StdioServerParameters(command=sys.executable, args=[str(DEMO)], cwd=str(ROOT))
     with anyio.fail_after(TEST_TIMEOUT):
         async with SdkClient(params, read_timeout_seconds=15) as client:
-            assert client.session.protocol_version == "2025-11-25"
-            assert client.session.initialize_result is not None
+            assert client.session.protocol_version == "2026-07-28"
+            assert client.session.initialize_result is None
             result = await client.call_tool("add", {"a": 20, "b": 22})
             assert result.structured_content == {"result": 42}
             assert "sum_all" in {tool.name for tool in (await client.list_tools()).tools}
