@@ -6,13 +6,26 @@
 
 ``Client(server)`` connects to an in-process :class:`~mcpgen.runtime.server.Server` for
 tests. The generated typed calls stay at hand as ``client.session`` (a ``ClientCalls``).
+
+Either protocol era: ``era="auto"`` (the default) probes with ``server/discover`` and
+speaks the stateless era (2026-07-28) to a server that proves modern, else falls back to
+``initialize``; ``era="handshake"`` or ``"stateless"`` pins the era, and a version string
+(``"2025-06-18"``, ``"2026-07-28"``) pins that version. The verdict is kept per HTTP
+endpoint for the life of the process (a stdio server is probed once per process it runs
+in). The same calls work in both eras: in the stateless era the server's questions
+(sampling, elicitation, roots) are answered by the same handlers and the request retried,
+list and read results are cached as their ``ttlMs`` allows (``cache=False`` turns that
+off), ``set_logging_level`` sets the level each request asks for, ``ping`` is a fresh
+``server/discover``, and ``subscribe``/``on_notification`` are served by a
+``subscriptions/listen`` stream. :meth:`Client.listen` follows changes in either era.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -46,10 +59,12 @@ from mcpgen.generated import (
     Root,
     Tool,
 )
+from mcpgen.runtime.client_listen import Listener, subscription_filter
 from mcpgen.runtime.client_session import ClientSession
-from mcpgen.runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcpgen.runtime.extras import require
 from mcpgen.runtime.files import check_root_uri
+from mcpgen.runtime.headers import annotated_params, render
 from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
 from mcpgen.runtime.session import ProgressCallback
 from mcpgen.runtime.transport import Transport, memory_pair
@@ -61,6 +76,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpgen")
 T = TypeVar("T")
+# The era each HTTP endpoint spoke, kept for the life of the process: a server found to
+# speak only the handshake era is not probed again.
+_VERDICTS: dict[str, str] = {}
+DEFAULT_ERA = "handshake"
+"""The era a Client speaks unless told (``era=``). "auto" is the goal; it stays
+"handshake" until the tests written against the handshake era's behaviour (session ids,
+GET streams, resumption, -32002) name their era."""
 SamplingHandler = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
 ElicitationHandler = Callable[[ElicitRequestParams], Awaitable[ElicitResult]]
 RootsProvider = Callable[[], Awaitable[list[Root]]]
@@ -128,6 +150,9 @@ class Client:
         on_log: LogHandler | None = None,
         request_timeout: float | None = 60.0,
         check_output: bool = True,
+        era: str = DEFAULT_ERA,
+        cache: bool = True,
+        probe_timeout: float = 3.0,
     ) -> None:
         if (server is None) == (connect is None):
             raise TypeError("give a Server to connect to in-process, or use Client.stdio(...)")
@@ -150,6 +175,13 @@ class Client:
         self._tasks: list[asyncio.Task[Any]] = []
         self._output_checks: dict[str, Callable[[Any], None]] = {}
         self.initialize_result: InitializeResult | None = None
+        self.era = era
+        self.cache = cache
+        self.probe_timeout = probe_timeout
+        self._tool_headers: dict[str, dict[str, str]] = {}  # tool -> argument -> header name
+        self._subscribed: list[str] = []  # URIs subscribe() asked for
+        self._background: tuple[asyncio.Task[Any], Listener] | None = None
+        self._handshake_listeners: set[Listener] = set()
 
     @classmethod
     def stdio(
@@ -235,10 +267,24 @@ class Client:
         session = ClientSession(transport, _Handlers(self), request_timeout=self.request_timeout)
         if self.on_notification is not None:
             session.add_notification_listener(self.on_notification)
+        session.add_notification_listener(self._to_listeners)
+        if hasattr(transport, "param_headers"):
+            transport.param_headers = self._param_headers
         self._session = session
         self._tasks.append(asyncio.get_running_loop().create_task(session.run()))
+        endpoint = getattr(transport, "url", None)
+        era = self.era
+        if era == "auto" and isinstance(endpoint, str) and _VERDICTS.get(endpoint) == "handshake":
+            era = "handshake"  # found before: no need to probe again
         try:
-            self.initialize_result = await session.start(self.capabilities(), self.info)
+            self.initialize_result = await session.connect(self.capabilities(), self.info, era,
+                                                           probe_timeout=self.probe_timeout, cache=self.cache)  # fmt: skip
+            if isinstance(endpoint, str) and session.era is not None:
+                _VERDICTS[endpoint] = session.era
+            if session.modern is not None and self.on_log is not None:
+                session.modern.log_level = "debug"  # a log handler wants the logs (the level can be raised)
+            if session.era == "stateless" and self.on_notification is not None:
+                await self._restart_background()
         except ConnectionError as exc:
             # A stdio server that died on start: say how (exit status, last stderr lines)
             # rather than only that the connection closed.
@@ -262,6 +308,9 @@ class Client:
         return ours
 
     async def close(self) -> None:
+        if self._background is not None:
+            self._background[0].cancel()
+            self._background = None
         if self._session is not None:
             await self._session.close()
         if self._tasks:
@@ -277,7 +326,20 @@ class Client:
 
     # ------------------------------------------------------------ calls
 
+    @property
+    def spoken_era(self) -> str | None:
+        """The era this connection speaks: "handshake" or "stateless" (None before open)."""
+        return self._session.era if self._session is not None else None
+
+    @property
+    def stateless(self) -> bool:
+        return self._session is not None and self._session.modern is not None
+
     async def ping(self) -> None:
+        """A liveness round trip (stateless era, which has no ping: a fresh discover)."""
+        if self.stateless:
+            await self.session.discover(fresh=True)
+            return
         await self.session.ping()
 
     async def call_tool(
@@ -293,10 +355,23 @@ class Client:
         from mcpgen.generated import CallToolRequestParams
 
         params = CallToolRequestParams(name=name, arguments=arguments if arguments is not None else UNSET)
-        result = await self.session.send_request(
-            "tools/call", params, CallToolResult,
-            timeout=timeout if timeout is not None else self.request_timeout, on_progress=on_progress,
-        )  # fmt: skip
+        try:
+            result = await self.session.send_request(
+                "tools/call", params, CallToolResult,
+                timeout=timeout if timeout is not None else self.request_timeout, on_progress=on_progress,
+            )  # fmt: skip
+        except McpError as exc:
+            # Refused for its headers before we knew the tool's x-mcp-header annotations:
+            # learn them (the spec's advice: list the tools again) and try once more.
+            if exc.code != HEADER_MISMATCH or not self.stateless or name in self._tool_headers:
+                raise
+            await self.list_tools()
+            if name not in self._tool_headers:
+                raise
+            result = await self.session.send_request(
+                "tools/call", params, CallToolResult,
+                timeout=timeout if timeout is not None else self.request_timeout, on_progress=on_progress,
+            )  # fmt: skip
         check = self._output_checks.get(name)
         if check is not None and self.check_output and not result.is_error:
             if result.structured_content is UNSET:
@@ -308,7 +383,12 @@ class Client:
         return result
 
     async def list_tools(self) -> list[Tool]:
+        """Every tool, each ``inputSchema`` exactly as the server sent it (no ``$ref`` is
+        followed). Over HTTP in the stateless era a tool whose ``x-mcp-header`` annotations
+        are invalid is left out, with a warning: it could not be called correctly."""
         tools = await self._all_pages(self.session.list_tools, "tools")
+        if self.stateless and hasattr(self.session.transport, "param_headers"):
+            tools = self._check_tool_headers(tools)
         for tool in tools:
             if tool.output_schema is not UNSET:
                 try:
@@ -316,6 +396,32 @@ class Client:
                 except SchemaValidationError as exc:
                     log.warning("mcpgen: tool %s has an outputSchema we cannot check: %s", tool.name, exc)
         return tools
+
+    def _check_tool_headers(self, tools: list[Tool]) -> list[Tool]:
+        kept: list[Tool] = []
+        for tool in tools:
+            annotated = annotated_params(tool.input_schema)
+            if annotated is None:
+                log.warning("mcpgen: leaving out tool %s: its x-mcp-header annotations are invalid "
+                            "(empty, not a token, repeated, on a non-string/integer/boolean or nested property)",
+                            tool.name)  # fmt: skip
+                self._tool_headers.pop(tool.name, None)
+                continue
+            self._tool_headers[tool.name] = annotated
+            kept.append(tool)
+        return kept
+
+    def _param_headers(self, name: str, arguments: Any) -> dict[str, str]:
+        """The Mcp-Param-* headers of a call to tool ``name`` (its annotated arguments)."""
+        annotated = self._tool_headers.get(name)
+        if not annotated or not isinstance(arguments, dict):
+            return {}
+        headers: dict[str, str] = {}
+        for argument, header in annotated.items():
+            value = render(arguments.get(argument))
+            if value is not None:
+                headers[f"Mcp-Param-{header}"] = value
+        return headers
 
     async def list_resources(self) -> list[Resource]:
         return await self._all_pages(self.session.list_resources, "resources")
@@ -348,16 +454,134 @@ class Client:
         )
 
     async def set_logging_level(self, level: LoggingLevel) -> None:
+        """The least severe log level the server should send (stateless era: named in the
+        ``_meta`` of every request from now on)."""
+        modern = self.session.modern
+        if modern is not None:
+            modern.log_level = level
+            return
         await self.session.set_level(level=level)
 
     async def subscribe(self, uri: str) -> None:
-        await self.session.subscribe(uri=uri)
+        """Updates of ``uri`` reach ``on_notification`` (stateless era: through the
+        client's own listen stream, opened again with the new URI)."""
+        if not self.stateless:
+            await self.session.subscribe(uri=uri)
+            return
+        if uri not in self._subscribed:
+            self._subscribed.append(uri)
+            await self._restart_background()
 
     async def unsubscribe(self, uri: str) -> None:
-        await self.session.unsubscribe(uri=uri)
+        if not self.stateless:
+            await self.session.unsubscribe(uri=uri)
+            return
+        if uri in self._subscribed:
+            self._subscribed.remove(uri)
+            await self._restart_background()
 
     async def notify_roots_changed(self) -> None:
-        await self.session.notify_roots_list_changed()
+        """Tell the server the roots changed (stateless era: nothing to send; the server
+        asks for roots with each request that needs them)."""
+        if not self.stateless:
+            await self.session.notify_roots_list_changed()
+
+    # ------------------------------------------------------------ listening
+
+    @contextlib.asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        uris: Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> AsyncIterator[Listener]:
+        """Follow changes while the block runs: list changes of tools, prompts or
+        resources, and updates of the resources ``uris``. Yields a
+        :class:`~mcpgen.runtime.client_listen.Listener` once the server has acknowledged
+        it (stateless era; ``timeout``: seconds to wait for that, default the request
+        timeout). Changes also make cached results stale and reach ``on_notification``."""
+        listener = Listener(subscription_filter(tools, prompts, resources, list(uris)))
+        if not self.stateless:
+            async with self._handshake_listen(listener):
+                yield listener
+            return
+        task = asyncio.ensure_future(self._run_listen(listener))
+        try:
+            await asyncio.wait_for(listener.ready.wait(), timeout if timeout is not None else self.request_timeout)
+            if task.done():
+                task.result()  # refused: raise why
+            yield listener
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            listener.end()
+
+    async def _run_listen(self, listener: Listener) -> None:
+        try:
+            await self.session.listen(listener.wanted, listener.deliver)
+        finally:
+            listener.end()
+
+    @contextlib.asynccontextmanager
+    async def _handshake_listen(self, listener: Listener) -> AsyncIterator[None]:
+        """The handshake era's stand-in: filter what the server sends unasked."""
+        peer = self.session.peer_caps
+        honoured: dict[str, Any] = {flag: True for flag, feature in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
+                    ("resourcesListChanged", "resources")) if listener.wanted.get(flag) and peer.has(f"{feature}.listChanged")}  # fmt: skip
+        uris = list(listener.wanted.get("resourceSubscriptions", ()))
+        if uris and peer.has("resources.subscribe"):
+            honoured["resourceSubscriptions"] = uris
+            for uri in uris:
+                await self.session.subscribe(uri=uri)
+        listener.acknowledged = honoured
+        self._handshake_listeners.add(listener)
+        try:
+            yield
+        finally:
+            self._handshake_listeners.discard(listener)
+            listener.end()
+            if "resourceSubscriptions" in honoured and self._session is not None and self._session.is_open:
+                for uri in uris:
+                    if uri not in self._subscribed:
+                        with contextlib.suppress(McpError, ConnectionError):
+                            await self.session.unsubscribe(uri=uri)
+
+    def _to_listeners(self, method: str, params: Any) -> None:
+        if not self._handshake_listeners:
+            return
+        data = msgspec.to_builtins(params) if params is not None else {}
+        data = data if isinstance(data, dict) else {}
+        for listener in list(self._handshake_listeners):
+            if listener.wants(method, data):
+                listener.deliver(method, data)
+
+    async def _restart_background(self) -> None:
+        """(Re)open the client's own listen stream (stateless era), which carries what the
+        handshake era would send unasked to ``on_notification``: the list changes the
+        server offers, and updates of the URIs ``subscribe`` named."""
+        if self._background is not None:
+            task, _ = self._background
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            self._background = None
+        peer = self.session.peer_caps
+        # Its notifications reach on_notification through the session; its own queue is not
+        # read, so it keeps only the acknowledgement.
+        listener = Listener(subscription_filter(peer.has("tools.listChanged"), peer.has("prompts.listChanged"),
+                                                peer.has("resources.listChanged"),
+                                                self._subscribed if peer.has("resources.subscribe") else []),
+                            keep_changes=False)  # fmt: skip
+        if not listener.wanted:
+            return
+        task = asyncio.ensure_future(self._run_listen(listener))
+        self._background = (task, listener)
+        try:
+            await asyncio.wait_for(listener.ready.wait(), self.request_timeout)
+        except TimeoutError:
+            log.warning("mcpgen: the server did not acknowledge the client's listen stream")
 
     @staticmethod
     async def _all_pages(call: Callable[..., Awaitable[Any]], attribute: str) -> list[Any]:
@@ -374,4 +598,4 @@ class Client:
             seen.add(cursor)
 
 
-__all__ = ["Client", "OutputSchemaError"]
+__all__ = ["Client", "Listener", "OutputSchemaError"]

@@ -5,6 +5,13 @@ response), or 202. After the handshake the session id and negotiated protocol ve
 on every request, and a GET opens the standalone stream for server-initiated messages.
 A stream that drops before its response is resumed with a GET carrying ``Last-Event-ID``,
 after the server's ``retry`` delay. Closing sends DELETE.
+
+In the stateless era (``use_era("stateless")``) there is no session, GET stream, DELETE or
+resumption: every request carries ``MCP-Protocol-Version`` (its ``_meta`` version),
+``Mcp-Method``, ``Mcp-Name`` and the ``Mcp-Param-*`` mirrors of its tool arguments; an
+error answered with a 4xx status and a JSON-RPC body reaches the caller as that error; a
+stream that ends before its response loses the request; and the client sends no
+notifications (closing a request's stream is how it cancels).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from msgspec import UNSET, UnsetType
 from mcpgen.runtime import sse
 from mcpgen.runtime.errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from mcpgen.runtime.framing import RequestId, error_frame
+from mcpgen.runtime.headers import NAME_PARAMS, encode_value
 
 log = logging.getLogger("mcpgen")
 _ACCEPT = "application/json, text/event-stream"
@@ -35,6 +43,35 @@ class _Probe(msgspec.Struct):
 
 
 _probe = msgspec.json.Decoder(_Probe)
+
+
+class _ModernParams(msgspec.Struct):
+    name: Any = UNSET
+    uri: Any = UNSET
+    arguments: Any = UNSET
+    meta: Any = msgspec.field(default=UNSET, name="_meta")
+
+
+class _ModernProbe(msgspec.Struct):
+    """What the stateless era's headers mirror from a request."""
+
+    id: Any = UNSET
+    method: Any = UNSET
+    params: msgspec.Raw | UnsetType = UNSET
+
+
+_modern_probe = msgspec.json.Decoder(_ModernProbe)
+_modern_params = msgspec.json.Decoder(_ModernParams)
+ParamHeaders = Callable[[str, Any], dict[str, str]]
+"""(tool name, arguments) -> the Mcp-Param-* headers its x-mcp-header annotations ask for."""
+
+
+class HttpStatusError(McpError):
+    """An HTTP error status whose body is not a JSON-RPC answer."""
+
+    def __init__(self, status: int, url: str, text: str) -> None:
+        super().__init__(-32603, f"HTTP {status} from {url}: {text}")
+        self.status = status
 
 
 class SessionExpired(ConnectionClosed):
@@ -66,15 +103,24 @@ class HttpTransport:
         # Set by the session: fail one of its pending requests with an exception.
         self.on_request_error: Callable[[Any, BaseException], None] | None = None
         self._closed = False
+        self.stateless = False
+        self.param_headers: ParamHeaders | None = None
 
     # ------------------------------------------------------------ Transport
 
     async def receive(self) -> bytes | None:
         return await self._inbox.get()
 
+    def use_era(self, era: str) -> None:
+        """Speak the stateless era's HTTP binding, or (back to) the handshake era's."""
+        self.stateless = era == "stateless"
+
     async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
         if self._closed:
             raise ConnectionClosed("the HTTP transport is closed")
+        if self.stateless:
+            await self._send_modern(frame)
+            return
         probe = _probe.decode(frame)
         request = self._client.build_request(
             "POST", self.url, content=frame, headers={**self._headers(), "content-type": "application/json"}
@@ -91,6 +137,34 @@ class HttpTransport:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(lambda _: self._requests.pop(probe.id, None))
+
+    async def _send_modern(self, frame: bytes) -> None:
+        probe = _modern_probe.decode(frame)
+        if probe.method is UNSET or probe.id is UNSET:
+            return  # the stateless era defines no client notifications over HTTP
+        headers = {"accept": _ACCEPT, "content-type": "application/json", **self._modern_headers(probe)}
+        request = self._client.build_request("POST", self.url, content=frame, headers=headers)
+        task = asyncio.ensure_future(self._post_request(request, probe.id, probe.method))
+        self._requests[probe.id] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: self._requests.pop(probe.id, None))
+
+    def _modern_headers(self, probe: _ModernProbe) -> dict[str, str]:
+        """MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* for one request."""
+        method: str = probe.method
+        params = _modern_params.decode(probe.params) if isinstance(probe.params, msgspec.Raw) else _ModernParams()
+        headers = {"mcp-method": encode_value(method)}
+        version = params.meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(params.meta, dict) else None
+        if isinstance(version, str):
+            headers["mcp-protocol-version"] = version
+        field = NAME_PARAMS.get(method)
+        named = getattr(params, field) if field is not None else None
+        if isinstance(named, str):
+            headers["mcp-name"] = encode_value(named)
+        if method == "tools/call" and isinstance(params.name, str) and self.param_headers is not None:
+            headers.update(self.param_headers(params.name, params.arguments))
+        return headers
 
     async def _post(self, request: httpx.Request, awaiting: Any, method: Any) -> None:
         try:
@@ -119,8 +193,14 @@ class HttpTransport:
             task.cancel()
 
     async def _handle_post_response(self, response: httpx.Response, awaiting: Any, method: Any) -> None:
+        if self.stateless and response.status_code >= 400:
+            body = await response.aread()
+            if _answers(body, awaiting):  # a JSON-RPC error (-32022, -32601 with 404, ...)
+                self._inbox.put_nowait(body)
+                return
+            raise HttpStatusError(response.status_code, self.url, _error_text(body))
         session_id = response.headers.get("mcp-session-id")
-        if session_id and method == "initialize":
+        if session_id and method == "initialize" and not self.stateless:
             self.session_id = session_id
         if response.status_code == 404 and self.session_id is not None:
             await response.aclose()
@@ -155,6 +235,10 @@ class HttpTransport:
         """
         parser = sse.Parser()
         status = await self._pump(response, parser, awaiting)
+        if self.stateless and status != "response" and awaiting is not UNSET and not self._closed:
+            # Streams are not resumable in the stateless era: the request is lost.
+            self._fail(awaiting, "the response stream ended before the response")
+            return
         resumes = 0
         while status != "response" and awaiting is not UNSET and not self._closed:
             if parser.last_id is None or resumes >= _MAX_RESUMES:
@@ -256,6 +340,15 @@ class HttpTransport:
         if self._own_client:
             await self._client.aclose()
         self._inbox.put_nowait(None)
+
+
+def _answers(body: bytes, request_id: Any) -> bool:
+    """Whether an error status's body is the JSON-RPC error answering ``request_id``."""
+    try:
+        data = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return False
+    return isinstance(data, dict) and isinstance(data.get("error"), dict) and data.get("id") == request_id
 
 
 def _error_text(body: bytes) -> str:

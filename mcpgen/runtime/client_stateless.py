@@ -1,0 +1,185 @@
+"""The client side of the stateless era (2026-07-28 on): what every request carries, how a
+result is read, and how the server's questions (an InputRequiredResult) are answered.
+
+A stateless-era request names its protocol version, the client's capabilities and the
+client's identity in its own ``params._meta``; nothing is negotiated up front. A result
+carries ``resultType``: missing means "complete" (an older server), "input_required"
+means the server needs answers first (only for ``tools/call``, ``prompts/get`` and
+``resources/read``), and any other value is an invalid result. The era of a server is
+found by probing with ``server/discover`` (:func:`modern_evidence` says which answers
+prove a modern server).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType, field
+
+from mcpgen.runtime.errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    MISSING_CAPABILITY,
+    UNSUPPORTED_VERSION,
+    McpError,
+)
+from mcpgen.runtime.stateless import META_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_SERVER_INFO, META_VERSION
+from mcpgen.runtime.versions import HANDSHAKE, STATELESS
+
+log = logging.getLogger("mcpgen")
+
+# Only these requests may be answered with an InputRequiredResult.
+ASKING_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+# Rounds of questions one request may go through before the client gives up (a server
+# that keeps asking is stuck or hostile; the spec sets no number).
+MAX_ROUNDS = 10
+# Questions a server may ask, and the client capability each needs.
+QUESTIONS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+
+
+class ResultHead(msgspec.Struct):
+    """The members of a stateless-era result the client acts on before decoding the rest
+    (unknown members are skipped, so this is a cheap look at a large result)."""
+
+    result_type: Any = field(default=UNSET, name="resultType")
+    ttl_ms: Any = field(default=UNSET, name="ttlMs")
+    input_requests: Any = field(default=UNSET, name="inputRequests")
+    request_state: Any = field(default=UNSET, name="requestState")
+
+
+class DiscoverInfo(msgspec.Struct):
+    """A ``server/discover`` result, read leniently: what the client needs from it."""
+
+    supported_versions: list[str] = field(default_factory=list, name="supportedVersions")
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    instructions: str | UnsetType = UNSET
+    meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+    server_info: dict[str, Any] | UnsetType = field(default=UNSET, name="serverInfo")  # older drafts' place
+
+    def identity(self) -> dict[str, Any] | None:
+        found = self.meta.get(META_SERVER_INFO) if isinstance(self.meta, dict) else None
+        if isinstance(found, dict):
+            return found
+        return self.server_info if isinstance(self.server_info, dict) else None
+
+
+head_decoder = msgspec.json.Decoder(ResultHead)
+
+
+class InvalidResult(McpError):
+    """A result this client cannot accept (an unknown ``resultType``, an InputRequiredResult
+    where none may come, too many rounds of questions). Raised locally, not by the peer."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(INTERNAL_ERROR, message)
+
+
+class MissingInputHandler(McpError):
+    """The server asked a question this client has no handler for."""
+
+    def __init__(self, method: str, key: str) -> None:
+        option = {"elicitation/create": "elicitation=", "sampling/createMessage": "sampling=", "roots/list": "roots="}
+        hint = option.get(method)
+        how = f": give the Client {hint}..." if hint else ""
+        super().__init__(INTERNAL_ERROR, f"the server asked {method} (input {key!r}), which this client cannot answer{how}")
+        self.method = method
+
+
+class UnsupportedVersions(McpError):
+    """The server speaks none of the stateless-era versions this client speaks."""
+
+    def __init__(self, ours: list[str], theirs: list[str]) -> None:
+        super().__init__(
+            UNSUPPORTED_VERSION,
+            f"no protocol version in common: this client speaks {', '.join(ours) or 'none'}; "
+            f"the server supports {', '.join(theirs) or 'none'}",
+        )
+        self.ours = ours
+        self.theirs = theirs
+
+    @property
+    def handshake_possible(self) -> bool:
+        """Whether the server named a handshake-era version this client speaks."""
+        return any(version in HANDSHAKE for version in self.theirs)
+
+
+@dataclass
+class Envelope:
+    """What every stateless-era request of one client carries in ``_meta``."""
+
+    version: str
+    capabilities: dict[str, Any]
+    client_info: dict[str, Any]
+    log_level: str | None = None
+    pinned: bool = False  # a version the user chose: never switched on -32022
+
+    def meta(self, own: Any) -> dict[str, Any]:
+        meta = dict(own) if isinstance(own, dict) else {}
+        meta[META_VERSION] = self.version
+        meta[META_CAPABILITIES] = self.capabilities
+        meta[META_CLIENT_INFO] = self.client_info
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = self.log_level
+        return meta
+
+    def switch(self, data: Any) -> None:
+        """Move to a version the server named in a -32022 answer, or raise
+        :class:`UnsupportedVersions` naming both lists."""
+        supported = data.get("supported") if isinstance(data, dict) else None
+        theirs = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+        ours = [self.version] if self.pinned else list(STATELESS)
+        common = [v for v in ours if v in theirs]
+        if not common:
+            raise UnsupportedVersions(ours, theirs)
+        self.version = common[0]  # ours are newest first
+
+
+def pick_version(supported: list[str], pinned: str | None) -> str | None:
+    """The version to speak with a server that supports ``supported`` (newest we share)."""
+    ours = [pinned] if pinned is not None else list(STATELESS)
+    return next((v for v in ours if v in supported), None)
+
+
+def modern_evidence(exc: BaseException) -> bool:
+    """Whether an error answering the ``server/discover`` probe proves a modern server:
+    only the stateless era's own codes do. -32601 and -32602 do not (older servers answer
+    requests before ``initialize`` with them), nor does an HTTP error without a JSON-RPC
+    body, nor a timeout."""
+    if isinstance(exc, UnsupportedVersions):
+        return not exc.handshake_possible
+    return type(exc) is McpError and exc.code in (HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION)
+
+
+def request_body(params: Any) -> dict[str, Any]:
+    """A request's params as a JSON object we can add members to."""
+    if params is None or params is UNSET:
+        return {}
+    if isinstance(params, dict):
+        return dict(params)
+    built = msgspec.to_builtins(params)
+    return built if isinstance(built, dict) else {}
+
+
+Ask = Callable[[str, str, Any], Awaitable[Any]]
+"""(method, key, params) -> the answer (a result struct or JSON data)."""
+
+
+async def answer_inputs(input_requests: Any, ask: Ask) -> dict[str, Any]:
+    """The ``inputResponses`` for an InputRequiredResult's ``inputRequests``: every
+    question answered (by ``ask``), keyed as the server keyed them."""
+    if not isinstance(input_requests, dict):
+        raise InvalidResult("the server sent inputRequests that are not an object")
+    answers: dict[str, Any] = {}
+    for key, request in input_requests.items():
+        method = request.get("method") if isinstance(request, dict) else None
+        if not isinstance(method, str) or method not in QUESTIONS:
+            raise InvalidResult(f"the server asked an unknown kind of input {method!r} (key {key!r})")
+        answer = msgspec.to_builtins(await ask(method, key, request.get("params")))
+        if isinstance(answer, dict):
+            answer.pop("resultType", None)  # answers are bare results
+        answers[key] = answer
+    return answers
