@@ -42,9 +42,18 @@ async def post(server: Server, env: Envelope, headers: Mapping[str, str], receiv
     async def sink(frame: bytes) -> None:
         queue.put_nowait(frame)
 
+    answer = server.stateless.handle_now(env, sink=sink, headers=headers)
+    if isinstance(answer, tuple):
+        # Refused, or answered on the spot (a tool declared blocking=False): nothing was
+        # sent before the result, so it is plain JSON, with no task to start or watch.
+        frame, code = answer
+        await respond(send, 200 if code is None else http_status(code), frame)
+        return
+    pending = answer
+
     async def run() -> tuple[bytes, int | None]:
         try:
-            return await server.stateless.handle(env, sink=sink, headers=headers)
+            return await pending
         finally:
             queue.put_nowait(_END)
 

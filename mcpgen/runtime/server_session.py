@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -20,7 +20,7 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY, UNSUPPORTED_VERSION
-from mcpgen.runtime.framing import Envelope, error_frame
+from mcpgen.runtime.framing import Envelope, RequestId, error_frame
 from mcpgen.runtime.session import Session, log
 from mcpgen.runtime.versions import STATELESS, Era, negotiate
 
@@ -94,17 +94,38 @@ class ServerSession(Session, ServerCalls):
         elif len(self._inflight) >= self.max_concurrency:
             self._reply_error(rid, SERVER_BUSY, "Server busy: too many requests in flight; retry later")
         else:
-            self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve_stateless(env))
+            self._start_stateless(env)
 
-    async def _serve_stateless(self, env: Envelope) -> None:
+    def _start_stateless(self, env: Envelope) -> None:
+        """Answer on the spot what needs no waiting (as the handshake era does: no task to
+        create, schedule and tear down), else serve the request in a task of its own."""
         rid = env.id
 
         async def sink(frame: bytes) -> None:
             await self.transport.send(frame, related=rid)
 
+        if self._immediate_transport is None:
+            pending = self.handlers.stateless.handle(env, sink=sink)
+        else:
+            try:
+                answer = self.handlers.stateless.handle_now(env, sink=sink)
+            except asyncio.CancelledError:
+                # Raised by a handler itself: no response, as for a cancelled request. The
+                # receive loop goes on unless it is being cancelled itself.
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                return
+            if isinstance(answer, tuple):
+                self._send_soon(answer[0], related=rid, final=True)
+                return
+            pending = answer
+        self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve_stateless(rid, pending))
+
+    async def _serve_stateless(self, rid: RequestId, pending: Awaitable[tuple[bytes, int | None]]) -> None:
         frame: bytes | None = None
         try:
-            frame, _ = await self.handlers.stateless.handle(env, sink=sink)
+            frame, _ = await pending
         except asyncio.CancelledError:
             frame = None  # cancelled by the client: no response
         finally:

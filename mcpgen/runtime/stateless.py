@@ -15,7 +15,7 @@ the request's own SSE stream over HTTP). Asking the client for input goes throug
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,7 @@ from mcpgen.runtime.errors import (
 )
 from mcpgen.runtime.framing import Envelope, RequestId, error_frame
 from mcpgen.runtime.input_required import InputRequired, InputScope, StateSealer
-from mcpgen.runtime.session import RequestContext, current_request
+from mcpgen.runtime.session import NOT_NOW, RequestContext, current_request
 from mcpgen.runtime.versions import LATEST, LATEST_STATELESS, SUPPORTED, bindings, era_of, method_exists
 
 if TYPE_CHECKING:
@@ -88,6 +88,10 @@ class StatelessRequest:
     log_level: str | None
     sink: Sink | None
     inputs: InputScope | None = None
+    # The request's params as sent, while its input scope is not built: a request that
+    # carries no answers and no state gets one only if its handler asks the client (the
+    # scope's digest of the params costs as much as the rest of the checks).
+    unasked: Any = None
 
 
 class StatelessServer:
@@ -110,19 +114,43 @@ class StatelessServer:
     ) -> tuple[bytes, int | None]:
         """The response frame for one request and, for an error, its code (``headers``:
         the HTTP request's, lower-cased, when it came over HTTP)."""
+        answer = self.handle_now(env, sink=sink, headers=headers)
+        return answer if isinstance(answer, tuple) else await answer
+
+    def handle_now(
+        self, env: Envelope, *, sink: Sink | None = None, headers: Mapping[str, str] | None = None
+    ) -> tuple[bytes, int | None] | Coroutine[Any, Any, tuple[bytes, int | None]]:
+        """:meth:`handle` without waiting when nothing needs to wait: a request refused
+        before any handler runs, or one whose handler answers on the spot (a tool declared
+        ``blocking=False``; the handshake era serves those without a task too). Otherwise
+        a coroutine that serves the request, for the transport to run as a task (closed
+        unawaited, it runs nothing: no handler has started)."""
         rid: RequestId = env.id
         try:
             request, params = self.admit(env, sink, headers)
+            frame = self.dispatch_now(request, params)
+        except Exception as exc:
+            return self._failure(rid, env.method, exc)
+        if frame is None:
+            return self._served(request, params)
+        return frame, None
+
+    async def _served(self, request: StatelessRequest, params: Any) -> tuple[bytes, int | None]:
+        try:
             return await self.dispatch(request, params), None
-        except InputRequired as asked:
-            return self.input_required_frame(rid, asked), None
-        except McpError as exc:
+        except Exception as exc:
+            return self._failure(request.id, request.method, exc)
+
+    def _failure(self, rid: RequestId, method: str, exc: Exception) -> tuple[bytes, int | None]:
+        """The answer to a request refused, asking for input, or whose handler failed."""
+        if isinstance(exc, InputRequired):
+            return self.input_required_frame(rid, exc), None
+        if isinstance(exc, McpError):
             return error_frame(exc.code, exc.message, rid, exc.data), exc.code
-        except NotImplementedError:
-            return error_frame(METHOD_NOT_FOUND, f"Method not found: {env.method}", rid), METHOD_NOT_FOUND
-        except Exception:
-            log.exception("mcpgen: %s failed", env.method)
-            return error_frame(INTERNAL_ERROR, "Internal error", rid), INTERNAL_ERROR
+        if isinstance(exc, NotImplementedError):
+            return error_frame(METHOD_NOT_FOUND, f"Method not found: {method}", rid), METHOD_NOT_FOUND
+        log.error("mcpgen: %s failed", method, exc_info=exc)
+        return error_frame(INTERNAL_ERROR, "Internal error", rid), INTERNAL_ERROR
 
     def admit(
         self, env: Envelope, sink: Sink | None, headers: Mapping[str, str] | None
@@ -166,7 +194,11 @@ class StatelessServer:
             sink=sink,
         )
         if spec.input_required:
-            request.inputs = InputScope.for_retry(self.sealer, request.capabilities, method, raw)
+            if "requestState" in raw or "inputResponses" in raw:
+                request.inputs = InputScope.for_retry(self.sealer, request.capabilities, method, raw)
+            else:
+                # Nothing to check now: built from the params as sent if the handler asks.
+                request.unasked = env.params
         return request, params
 
     def tool_headers(self, name: str) -> Mapping[str, str]:
@@ -201,6 +233,29 @@ class StatelessServer:
             raise
         finally:
             current_request.reset(token)
+        return self._result(request, params, result)
+
+    def dispatch_now(self, request: StatelessRequest, params: Any) -> bytes | None:
+        """:meth:`dispatch` on the spot, when the server has a synchronous handler for the
+        method and it answers this request at once; None when it must be awaited."""
+        immediate = self.server.immediate_handler(self.table[request.method].handler)
+        if immediate is None:
+            return None
+        token = current_request.set(self.context(request, params))
+        try:
+            result = immediate(params)
+        except McpError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:  # the handshake era's code; -32602 now
+                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
+        finally:
+            current_request.reset(token)
+        if result is NOT_NOW:
+            return None
+        return self._result(request, params, result)
+
+    def _result(self, request: StatelessRequest, params: Any, result: Any) -> bytes:
+        method = request.method
         cache = self.server.cache_hint(method, params) if self.table[method].cacheable else None
         return self.result_frame(request, result, cache=cache)
 
@@ -309,9 +364,13 @@ class StatelessPeer:
         return await self._scope().ask("roots/list", params, key)
 
     def _scope(self) -> InputScope:
-        if self.request.inputs is None:
-            raise McpError(INVALID_PARAMS, f"{self.request.method} cannot ask the client for input")
-        return self.request.inputs
+        request = self.request
+        if request.inputs is None and request.unasked is not None:
+            raw = _params_object(request.unasked)
+            request.inputs = InputScope.for_retry(self._server.sealer, request.capabilities, request.method, raw)
+        if request.inputs is None:
+            raise McpError(INVALID_PARAMS, f"{request.method} cannot ask the client for input")
+        return request.inputs
 
 
 def _params_object(params: Any) -> dict[str, Any]:
