@@ -11,7 +11,7 @@ subprocess:
 * ``raw``: a trivial raw-ASGI app that fakes just enough MCP (``bench/servers/raw_http.py``)
   under the same uvicorn: the ceiling of this load generator plus uvicorn on this box.
 
-Each server runs in three modes, restarted for each: ``json`` (JSON responses:
+Each server runs in four modes, restarted for each: ``json`` (JSON responses:
 ``json_response=True``), ``sse`` (the default, where a POST may be answered with an
 event stream; the SDK always streams, mcpgen streams only when a handler sends something
 before its result, so its echo answers stay ``application/json``: the ``response`` column
@@ -28,10 +28,25 @@ One load generator, written below, drives them all: a minimal HTTP/1.1 client on
 protocols (uvloop when installed), one keep-alive connection per request in flight, in
 this process. (It replaced ``httpx.AsyncClient``, whose own cost capped every server at
 about 300 requests/s with 32 in flight on this box.) Per server
-process it does the ``initialize`` handshake (protocol 2025-11-25, keeping the
-``Mcp-Session-Id``), sends ``notifications/initialized``, then for concurrency 1 and 32: a
-warm-up, then a fixed number of ``tools/call`` requests kept that many in flight. Every
-request carries ``Mcp-Session-Id`` and ``MCP-Protocol-Version``. A JSON answer is decoded
+process it opens the protocol, then for concurrency 1 and 32: a warm-up, then a fixed
+number of ``tools/call`` requests kept that many in flight.
+
+``--era`` picks what opening the protocol means. ``2025-11-25`` (the default): the
+``initialize`` handshake, keeping the ``Mcp-Session-Id``, then
+``notifications/initialized``; every request carries ``Mcp-Session-Id`` and
+``MCP-Protocol-Version``. ``2026-07-28``, the stateless era: nothing; every request stands
+alone, carrying the ``_meta`` envelope (protocol version, client capabilities, client info)
+and the headers ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name``, and every result
+must say ``"resultType": "complete"``. Both real servers serve that era from the same
+process and settings as the other (any ``MCP-Protocol-Version`` outside the handshake era
+routes a POST to their stateless entry; the SDK's is ``handle_modern_request`` behind its
+session manager); the raw one answers it in that era's shape, always as plain JSON (as
+the real ones do when nothing comes before the result).
+
+Cold start (``--cold-starts N``, 5 by default; 0 skips it): wall time from spawning the
+server to the answer to its first request (``initialize``, or in the stateless era the
+first ``tools/call``), connecting every 5 ms until it listens; 1 untimed spawn, then N
+timed ones, the servers taking turns; best and median reported. A JSON answer is decoded
 whole; an event stream is read to its end and the event holding the response to our id
 is taken (latency stops at the end of the stream, which these servers close right after
 the response). Every response is checked: HTTP 200, our id, a result that is not an error,
@@ -48,6 +63,7 @@ Run from the repository root with the project's venv active (Linux, for ``/proc`
     python bench/http.py --quick            # every count divided by 10
     python bench/http.py --scale 4          # every count divided by 4 (slow boxes)
     python bench/http.py --json http.json   # also write the numbers as JSON
+    python bench/http.py --era 2026-07-28   # the stateless era: no session, _meta and headers on every call
     python bench/http.py --profile prof.out # only mcpgen, c=32, the first of --modes, under cProfile;
                                             # prints mcpgen's hot spots
 """
@@ -68,6 +84,7 @@ import os
 import platform
 import signal
 import socket
+import statistics
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -89,6 +106,9 @@ CONCURRENCY = (1, 32)
 CALLS = {1: 2_000, 32: 10_000}
 WARMUP = {1: 200, 32: 1_000}
 PROTOCOL = "2025-11-25"
+ERAS = (PROTOCOL, "2026-07-28")  # the handshake era's and the stateless era's revision
+COLD_STARTS = 5
+CLIENT_INFO = {"name": "bench-http", "version": "0"}
 TICK = os.sysconf("SC_CLK_TCK")
 
 encode = msgspec.json.encode
@@ -173,7 +193,7 @@ def sse_events(buffer: bytearray) -> list[bytes]:
         out.append(b"\n".join(data))
 
 
-def check(message: Any, request_id: int, text: str) -> None:
+def check(message: Any, request_id: int, text: str, stateless: bool = False) -> None:
     if not isinstance(message, dict) or message.get("id") != request_id:
         raise CallError(f"wrong id: {str(message)[:200]}")
     result = message.get("result")
@@ -184,6 +204,8 @@ def check(message: Any, request_id: int, text: str) -> None:
     content = result.get("content") or [{}]
     if content[0].get("text") != text:
         raise CallError(f"wrong text: {str(result)[:200]}")
+    if stateless and result.get("resultType") != "complete":
+        raise CallError(f"resultType is not complete: {str(result)[:200]}")
 
 
 class Response:
@@ -279,15 +301,26 @@ class Session:
     Requests are written as bytes and responses parsed by ``parse_response`` above: the
     same few microseconds of client work per call whichever server answers."""
 
-    def __init__(self, url: str, concurrency: int, mode: str = "sse") -> None:
+    def __init__(self, url: str, concurrency: int, mode: str = "sse", era: str = PROTOCOL) -> None:
         self.url = url
         self.mode = mode
+        self.stateless = era != PROTOCOL
+        # The stateless era's envelope, the same on every request (a client that has
+        # declared no capabilities).
+        self.meta = {
+            "io.modelcontextprotocol/protocolVersion": era,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+        }
         rest = url.split("://", 1)[1]
         self.authority, _, path = rest.partition("/")
         self.path = "/" + path
         self.host, _, port = self.authority.partition(":")
         self.port = int(port)
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        if self.stateless:
+            # What the stateless era asks of every request: its version, method and name.
+            self.headers |= {"mcp-protocol-version": era, "mcp-method": "tools/call", "mcp-name": TOOL[mode]}
         self.content_types: set[str] = set()
         self.idle: list[Connection] = []
         self.all: list[Connection] = []
@@ -323,7 +356,7 @@ class Session:
             "params": {
                 "protocolVersion": PROTOCOL,
                 "capabilities": {},
-                "clientInfo": {"name": "bench-http", "version": "0"},
+                "clientInfo": CLIENT_INFO,
             },
         }
         response = await self.post(encode(body))
@@ -363,7 +396,9 @@ class Session:
     async def call(self, request_id: int, text: str) -> float:
         """One ``tools/call`` of echo; returns the latency in seconds."""
         params: dict[str, Any] = {"name": TOOL[self.mode], "arguments": {"text": text}}
-        if self.mode == "progress":
+        if self.stateless:
+            params["_meta"] = {**self.meta, "progressToken": request_id} if self.mode == "progress" else self.meta
+        elif self.mode == "progress":
             params["_meta"] = {"progressToken": request_id}
         body = encode({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
         start = time.perf_counter()
@@ -371,7 +406,7 @@ class Session:
         if response.status != 200:
             raise CallError(f"HTTP {response.status}: {response.body[:200]!r}")
         message, arrived = self._read(response, request_id)
-        check(message, request_id, text)
+        check(message, request_id, text, self.stateless)
         if self.mode == "progress" and b'"notifications/progress"' not in response.body:
             raise CallError("no progress notification before the result")
         return arrived - start
@@ -433,7 +468,7 @@ async def drive(session: Session, first_id: int, count: int, concurrency: int, m
 
 async def bench_server(
     name: str, mode: str, scale: int, max_seconds: float, concurrencies: tuple[int, ...] = CONCURRENCY,
-    env: dict[str, str] | None = None,
+    env: dict[str, str] | None = None, era: str = PROTOCOL,
 ) -> list[Cell]:  # fmt: skip
     server = ServerProcess(SERVERS[name], mode, env)
     cells = []
@@ -442,9 +477,11 @@ async def bench_server(
         next_id = 1
         headers: dict[str, str] | None = None  # the MCP session's, once initialized
         for concurrency in concurrencies:
-            session = Session(server.url, concurrency, mode)
+            session = Session(server.url, concurrency, mode, era)
             try:
-                if headers is None:
+                if session.stateless:
+                    pass  # nothing to open: every request stands alone
+                elif headers is None:
                     await session.initialize()
                     headers = session.headers
                 else:
@@ -476,6 +513,67 @@ async def bench_server(
     return cells
 
 
+async def cold_start(name: str, era: str) -> float:
+    """Seconds from spawning ``name`` (json mode) to the answer to its first request:
+    ``initialize``, or in the stateless era the first ``tools/call``."""
+    started = time.perf_counter()
+    server = ServerProcess(SERVERS[name], "json")
+    try:
+        while True:  # connect every 5 ms until the server listens
+            if server.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {server.proc.returncode}")
+            if time.perf_counter() - started > 30.0:
+                raise RuntimeError("server did not start listening within 30 s")
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            except OSError:
+                await asyncio.sleep(0.005)
+                continue
+            writer.close()
+            break
+        session = Session(server.url, 1, "json", era)
+        try:
+            if session.stateless:
+                await session.call(1, "cold")
+            else:
+                await session.initialize()
+            return time.perf_counter() - started
+        finally:
+            await session.close()
+    finally:
+        server.stop()
+
+
+async def cold_starts(names: list[str], era: str, count: int) -> tuple[dict[str, list[float]], list[str]]:
+    """``count`` timed cold starts per server (after one untimed each), taking turns: the
+    milliseconds of each, and the failures."""
+    found: dict[str, list[float]] = {name: [] for name in names}
+    errors: list[str] = []
+    for round_ in range(count + 1):
+        for name in names:
+            try:
+                seconds = await cold_start(name, era)
+            except Exception as exc:  # reported, and the test fails on it
+                errors.append(f"{name}: {type(exc).__name__}: {exc}")
+                continue
+            if round_ > 0:
+                found[name].append(seconds * 1000)
+    return found, errors
+
+
+def cold_table(found: dict[str, list[float]]) -> str:
+    lines = ["cold start, spawn to first answer (ms):   best   median   median mcpgen÷raw (target <= 1.3x)"]
+    raw = found.get("raw")
+    for name, ms in found.items():
+        if not ms:
+            continue
+        share = ""
+        if name == "mcpgen" and raw:
+            share = f"{statistics.median(ms) / statistics.median(raw):.2f}x"
+        lines.append(f"  {name:<38} {min(ms):6.1f}  {statistics.median(ms):7.1f}   {share}")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -499,8 +597,14 @@ def table(cells: list[Cell]) -> str:
     return "\n".join(lines)
 
 
-def ratios(cells: list[Cell]) -> str:
+# What mcpgen is judged on in the stateless era with 32 in flight: req/s at least this many
+# times the SDK's, and at least this share of the raw server's.
+STATELESS_TARGETS = {"vs_sdk": 10.0, "of_raw": 0.8}
+
+
+def ratios(cells: list[Cell], era: str = PROTOCOL) -> str:
     by = {(c.server, c.mode, c.concurrency): c for c in cells}
+    judged = era != PROTOCOL
     lines = ["mode  conc  req/s mcpgen÷SDK  p50 SDK÷mcpgen  srv CPU/call SDK÷mcpgen  mcpgen % of raw ceiling"]
     for mode in MODES:
         for conc in CONCURRENCY:
@@ -508,10 +612,18 @@ def ratios(cells: list[Cell]) -> str:
             if m is None or s is None:
                 continue
             ceiling = f"{m.rps / r.rps * 100:.0f}%" if r is not None and r.rps else "-"
+            vs_sdk = times(m.rps, s.rps)
+            if judged and conc == 32:
+                vs_sdk += " !" if m.rps < STATELESS_TARGETS["vs_sdk"] * s.rps else "  "
+                if r is not None:
+                    ceiling += " !" if m.rps < STATELESS_TARGETS["of_raw"] * r.rps else "  "
             lines.append(
-                f"{mode:<4}  {conc:>4}  {times(m.rps, s.rps):>17}  {times(s.p50_ms, m.p50_ms):>14}  "
+                f"{mode:<4}  {conc:>4}  {vs_sdk:>17}  {times(s.p50_ms, m.p50_ms):>14}  "
                 f"{times(s.server_cpu_us_per_call, m.server_cpu_us_per_call):>23}  {ceiling:>23}"
             )
+    if judged:
+        lines.append(f"targets with 32 in flight in this era: mcpgen÷SDK >= {STATELESS_TARGETS['vs_sdk']:g}x, "
+                     f"mcpgen >= {STATELESS_TARGETS['of_raw']:.0%} of raw; '!' marks a miss")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -581,25 +693,32 @@ async def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of json,sse,progress,thread")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="cap on each measured run (default 120)")
     parser.add_argument("--profile", metavar="PATH", help="profile mcpgen (c=32, the first of --modes only) and print its hot spots")
+    parser.add_argument("--era", choices=ERAS, default=PROTOCOL,
+                        help="the protocol revision spoken: 2025-11-25 (initialize and a session, the default) "
+                             "or 2026-07-28 (stateless: _meta and headers on every request)")  # fmt: skip
+    parser.add_argument("--cold-starts", type=int, default=COLD_STARTS, metavar="N",
+                        help=f"timed cold starts per server (default {COLD_STARTS}; 0 skips them)")  # fmt: skip
     args = parser.parse_args()
     scale = 10 if args.quick else max(1, args.scale)
 
     info = {
         "python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
         "mcpgen": version("mcpgen"), "mcp": version("mcp"), "uvicorn": version("uvicorn"),
-        "httptools": installed("httptools"), "uvloop": installed("uvloop"), "protocol": PROTOCOL,
+        "httptools": installed("httptools"), "uvloop": installed("uvloop"), "protocol": args.era,
         "calls": {c: CALLS[c] // scale for c in CONCURRENCY}, "warmup": {c: WARMUP[c] // scale for c in CONCURRENCY},
     }  # fmt: skip
     print(
         f"Streamable HTTP tools/call echo, 127.0.0.1; Python {info['python']}, {info['cpus']} CPUs; mcpgen "
         f"{info['mcpgen']}, mcp {info['mcp']}, uvicorn {info['uvicorn']} (1 worker; httptools {info['httptools']}, uvloop {info['uvloop']}); "
-        f"calls c=1: {info['calls'][1]}, c=32: {info['calls'][32]} (after {info['warmup'][1]}/{info['warmup'][32]} warm-up)",
+        f"calls c=1: {info['calls'][1]}, c=32: {info['calls'][32]} (after {info['warmup'][1]}/{info['warmup'][32]} warm-up); "
+        f"protocol {args.era}; load average {os.getloadavg()[0]:.2f} at the start",
         flush=True,
     )
 
     if args.profile:
         path = str(Path(args.profile).resolve())
-        cells = await bench_server("mcpgen", args.modes.split(",")[0], scale, args.max_seconds, (32,), {"MCPGEN_BENCH_PROFILE": path})
+        cells = await bench_server("mcpgen", args.modes.split(",")[0], scale, args.max_seconds, (32,),
+                                   {"MCPGEN_BENCH_PROFILE": path}, args.era)  # fmt: skip
         print(table(cells))
         print()
         print(hot_spots(path))
@@ -612,18 +731,29 @@ async def main() -> None:
         for name in servers:
             if name == "raw" and mode in ("progress", "thread"):
                 continue  # the fake server has no progress to send, and no threads
-            cells.extend(await bench_server(name, mode, scale, args.max_seconds))
+            cells.extend(await bench_server(name, mode, scale, args.max_seconds, era=args.era))
+    cold: dict[str, list[float]] = {}
+    cold_errors: list[str] = []
+    if args.cold_starts > 0:
+        print(f"cold start: 1 untimed + {args.cold_starts} timed spawns per server, taking turns", flush=True)
+        cold, cold_errors = await cold_starts(servers, args.era, args.cold_starts)
     print()
     print(table(cells))
     print()
-    print(ratios(cells))
+    print(ratios(cells, args.era))
+    if cold:
+        print()
+        print(cold_table(cold))
     errors = [c for c in cells if c.errors]
     for c in errors:
         print(f"errors: {c.server} {c.mode} c={c.concurrency}: {c.errors}; first: {c.first_error}")
-    print(f"\n(total {time.monotonic() - started:.0f} s; the load generator runs in this process and shares the CPU "
-          "with the server: the raw rows are the most it can drive here)")  # fmt: skip
+    for problem in cold_errors:
+        print(f"errors: cold start: {problem}")
+    print(f"\n(total {time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f} at the end; the load "
+          "generator runs in this process and shares the CPU with the server: the raw rows are the most it can drive here)")  # fmt: skip
     if args.json:
-        Path(args.json).write_text(json.dumps({"info": info, "cells": [asdict(c) for c in cells]}, indent=2))
+        report = {"info": info, "cells": [asdict(c) for c in cells], "cold_start_ms": cold, "cold_start_errors": cold_errors}
+        Path(args.json).write_text(json.dumps(report, indent=2))
 
 
 def installed(name: str) -> str:

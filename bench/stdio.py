@@ -1,30 +1,42 @@
 """``tools/call`` round trips over stdio: mcpgen next to the official MCP SDK.
 
-Three servers expose the same tool, ``echo(text: str) -> str``, and are served over stdio:
+Four servers expose the same tool, ``echo(text: str) -> str``, and are served over stdio:
 
 * ``mcpgen``: ``mcpgen.Server`` (``bench/servers/mcpgen_echo.py``), where ``echo`` is a
   plain ``def`` declared ``blocking=False``: answered on the spot, on the event loop;
 * ``SDK low``: the SDK's low-level ``mcp.server.lowlevel.Server`` with hand-written
   ``tools/list`` and ``tools/call`` handlers (``bench/servers/sdk_lowlevel_echo.py``);
 * ``SDK high``: the SDK's high-level ``mcp.server.mcpserver.MCPServer``, formerly FastMCP
-  (``bench/servers/sdk_highlevel_echo.py``).
+  (``bench/servers/sdk_highlevel_echo.py``);
+* ``raw``: a hand-written minimal asyncio server that fakes just enough MCP
+  (``bench/servers/raw_stdio.py``): the practical limit of a Python server on this box.
 
-One raw client, written below, drives all three: it spawns the server as a subprocess and
+One raw client, written below, drives them all: it spawns the server as a subprocess and
 speaks newline-delimited JSON-RPC over its stdin/stdout (asyncio subprocess; a reader task
-matches each response to its request id and resolves that request's future). After the
-``initialize`` handshake (protocol 2025-11-25) and a warm-up, it measures:
+matches each response to its request id and resolves that request's future).
+
+``--era`` picks the protocol era the client speaks. ``2025-11-25`` (the default): the
+``initialize`` handshake opens each connection. ``2026-07-28``, the stateless era: there
+is no handshake; every request carries the ``_meta`` envelope (protocol version, client
+capabilities, client info), and the first request (a ``tools/call`` like the others) is
+what "opens" a connection; every result must say ``"resultType": "complete"``. The SDK's
+servers serve that era through the same ``Server.run`` (its dual-era loop: the first
+request's ``_meta`` picks the era), mcpgen's through its stateless front, the raw one by
+adding ``resultType`` and its identity to each result. After opening and a warm-up, it
+measures:
 
 1. throughput and latency: requests/s and p50/p99 round-trip latency with 1 request in
    flight (sequential) and with 64 in flight (a window of 64 outstanding requests, refilled
    as each response arrives), for a fixed number of calls. The three servers run at the same
    time and take turns: each phase is cut into 5 slices, run server after server, so that a
    change in machine load hits them alike;
-2. cold start: wall time from spawning the interpreter to receiving the ``initialize``
-   response, best and median of 5 spawns (after one untimed spawn that warms the caches;
+2. cold start: wall time from spawning the interpreter to receiving the first answer (to
+   ``initialize``, or in the stateless era to the first ``tools/call``), best and median
+   of 5 spawns (after one untimed spawn that warms the caches;
    the servers take turns). The servers cache bytecode in a private temporary directory
    (``PYTHONPYCACHEPREFIX``), so that stale ``.pyc`` files penalize none of them;
 3. memory: the server process's RSS (``VmRSS`` in ``/proc/<pid>/status``) after the
-   initialize handshake and after all the calls above (warm-up included: 26,000 calls, of
+   first answer and after all the calls above (warm-up included: 26,000 calls, of
    which 21,000 with 64 in flight), and its peak (``VmHWM``).
 
 With ``--threaded`` every call goes to ``echo_threaded`` instead: the same function
@@ -34,7 +46,8 @@ thread anyway (its ``echo_threaded`` is the same as its ``echo``); the low-level
 no such notion and answers both names from its async handler.
 
 Every response is checked: the id is one we sent, a ``result`` is present, it is not an
-error, and its first content block is the text we sent. Failures are counted and printed.
+error, its first content block is the text we sent, and in the stateless era its
+``resultType`` is ``complete``. Failures are counted and printed.
 Latency runs from writing the request to reading the chunk holding its response.
 
 Run from the repository root with the project's venv active (Linux, for ``/proc``)::
@@ -42,6 +55,7 @@ Run from the repository root with the project's venv active (Linux, for ``/proc`
     python bench/stdio.py                     # 5,000 sequential + 20,000 pipelined calls (~4 min)
     python bench/stdio.py --quick             # every count divided by 10
     python bench/stdio.py --threaded          # mcpgen runs the tool in its thread pool
+    python bench/stdio.py --era 2026-07-28    # the stateless era: no handshake, _meta on every call
     python bench/stdio.py --json stdio.json   # also write the numbers as JSON
 
 To profile the mcpgen server, set ``MCPGEN_BENCH_PROFILE=/tmp/mcpgen-{pid}.prof``: every
@@ -74,20 +88,38 @@ SERVERS: dict[str, Path] = {
     "mcpgen": HERE / "servers" / "mcpgen_echo.py",
     "SDK low": HERE / "servers" / "sdk_lowlevel_echo.py",
     "SDK high": HERE / "servers" / "sdk_highlevel_echo.py",
+    "raw": HERE / "servers" / "raw_stdio.py",
 }
+SDKS = ("SDK low", "SDK high")
+ERAS = ("2025-11-25", "2026-07-28")  # the handshake era's and the stateless era's revision
 PROTOCOL_VERSION = "2025-11-25"
 WINDOW = 64
 COLD_STARTS = 5
 ROUNDS = 5  # each phase is cut in slices; the servers take turns, so drift hits them alike
 READ_CHUNK = 1 << 16
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 STDERR_LINES_KEPT = 20
 MAX_ERRORS_SHOWN = 5
 HANDSHAKE_TIMEOUT = 30.0  # seconds for spawn + initialize (the SDK takes seconds on a busy machine)
 PHASE_TIMEOUT = 180.0  # seconds for one measured phase
 # Targets mcpgen is judged on: advantage over the SDK (see ``advantage`` for the direction).
 TARGETS = {"seq_rps": 4.0, "win_rps": 30.0, "cold_median_ms": 4.0, "rss_mib": 2.0}
+# ... and its share of the raw server's (mcpgen ÷ raw for rates, raw ÷ mcpgen for costs):
+# 64 in flight at >= 0.6 of the raw throughput, cold start no more than 1.3x the raw one's.
+RAW_TARGETS = {"win_rps": 0.6, "cold_median_ms": 1 / 1.3}
 
 CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{"text":%s}}}\n'
+# The stateless era's envelope, the same on every request (what a client sends that has
+# declared no capabilities).
+STATELESS_META = (
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientCapabilities":{},'
+    b'"io.modelcontextprotocol/clientInfo":{"name":"bench-stdio","version":"1.0"}}'
+)
+STATELESS_CALL = (
+    b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{"text":%s},'
+    + STATELESS_META.replace(b"%", b"%%") + b"}}\n"
+)
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 
 
@@ -112,6 +144,7 @@ class Content(msgspec.Struct):
 class ToolResult(msgspec.Struct, rename="camel"):
     content: list[Content]
     is_error: bool = False
+    result_type: str | None = None  # required in the stateless era
 
 
 _response = msgspec.json.Decoder(Response)
@@ -136,6 +169,7 @@ class RawClient:
     """One server subprocess spoken to in raw newline-delimited JSON-RPC."""
 
     tool = b"echo"  # the tool every call goes to (``--threaded``: echo_threaded)
+    era = PROTOCOL_VERSION  # the protocol revision spoken (``--era``)
 
     def __init__(self, name: str, process: asyncio.subprocess.Process, spawned_at: float) -> None:
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
@@ -209,7 +243,7 @@ class RawClient:
         elif pending.expected is None:
             pending.future.set_result(frame.result)
         else:
-            problem = _check_echo(frame.result, pending.expected)
+            problem = _check_echo(frame.result, pending.expected, self.era != PROTOCOL_VERSION)
             if problem is None:
                 pending.future.set_result(now - pending.sent_at)
             else:
@@ -250,7 +284,15 @@ class RawClient:
         """Send ``tools/call echo``; the future gets the round-trip latency in seconds."""
         rid = self._new_id()
         text = f"echo #{rid} héllo"
-        return self._send(CALL % (rid, self.tool, msgspec.json.encode(text)), text, rid)
+        template = CALL if self.era == PROTOCOL_VERSION else STATELESS_CALL
+        return self._send(template % (rid, self.tool, msgspec.json.encode(text)), text, rid)
+
+    async def open(self) -> None:
+        """What starts a connection: the handshake, or in the stateless era the first call."""
+        if self.era == PROTOCOL_VERSION:
+            await self.initialize()
+        else:
+            await self.call_echo()
 
     async def initialize(self) -> None:
         """The handshake: ``initialize``, its response, then ``notifications/initialized``."""
@@ -284,6 +326,17 @@ class RawClient:
                     found[key] = int(value.split()[0])
         return found
 
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time of the server process so far (``/proc/<pid>/stat``):
+        a measure of its own cost per call that other load on the machine skews less than
+        its rate (cache and frequency effects remain)."""
+        try:
+            raw = Path(f"/proc/{self.process.pid}/stat").read_text()
+        except OSError:
+            return 0.0
+        fields = raw[raw.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
     async def close(self) -> None:
         """Close stdin and wait for the server to exit; terminate, then kill, if it will not."""
         try:
@@ -305,8 +358,9 @@ class RawClient:
         await asyncio.wait([self._reader, self._stderr_task], timeout=2.0)
 
 
-def _check_echo(raw: msgspec.Raw, expected: str) -> str | None:
-    """Why a ``tools/call`` result is not the echo of ``expected``, or None if it is."""
+def _check_echo(raw: msgspec.Raw, expected: str, stateless: bool) -> str | None:
+    """Why a ``tools/call`` result is not the echo of ``expected`` (with the stateless
+    era's ``resultType`` when ``stateless``), or None if it is."""
     try:
         result = _tool_result.decode(raw)
     except msgspec.DecodeError as exc:
@@ -315,12 +369,14 @@ def _check_echo(raw: msgspec.Raw, expected: str) -> str | None:
         return f"isError: {bytes(raw)[:200]!r}"
     if not result.content or result.content[0].type != "text" or result.content[0].text != expected:
         return f"wrong echo, expected {expected!r}: {bytes(raw)[:200]!r}"
+    if stateless and result.result_type != "complete":
+        return f"resultType is not complete: {bytes(raw)[:200]!r}"
     return None
 
 
 def describe(exc: BaseException) -> str:
     if isinstance(exc, asyncio.TimeoutError):
-        return f"no initialize response within {HANDSHAKE_TIMEOUT:g} s"
+        return f"no first answer within {HANDSHAKE_TIMEOUT:g} s"
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -334,6 +390,7 @@ class Phase:
     in_flight: int
     calls: int
     seconds: float = 0.0
+    server_cpu: float = 0.0  # seconds of the server process's CPU time (user + system)
     latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -355,6 +412,7 @@ class Phase:
             "rps": len(ordered) / self.seconds if self.seconds > 0 and ordered else None,
             "p50_ms": percentile(ordered, 50),
             "p99_ms": percentile(ordered, 99),
+            "server_cpu_us_per_call": self.server_cpu / len(ordered) * 1e6 if ordered else None,
         }
 
 
@@ -387,6 +445,7 @@ async def run_calls(client: RawClient, calls: int, phase: Phase) -> None:
         elif done == sent and not finished.done():
             finished.set_result(None)
 
+    cpu = client.cpu_seconds()
     started = time.perf_counter()
     for _ in range(min(phase.in_flight, calls)):
         send_next()
@@ -395,6 +454,7 @@ async def run_calls(client: RawClient, calls: int, phase: Phase) -> None:
     except asyncio.TimeoutError:
         phase.errors.append(f"timed out after {PHASE_TIMEOUT:g} s with {sent - done} calls unanswered")
     phase.seconds += time.perf_counter() - started
+    phase.server_cpu += client.cpu_seconds() - cpu
 
 
 @dataclass
@@ -414,10 +474,10 @@ class ServerResult:
 
 
 async def start_session(name: str, env: dict[str, str], result: ServerResult) -> RawClient | None:
-    """Spawn and initialize a server; None (and an error recorded) if that fails."""
+    """Spawn and open a server; None (and an error recorded) if that fails."""
     client = await RawClient.spawn(name, SERVERS[name], env)
     try:
-        await asyncio.wait_for(client.initialize(), HANDSHAKE_TIMEOUT)
+        await asyncio.wait_for(client.open(), HANDSHAKE_TIMEOUT)
         result.idle_rss_kib = client.memory_kib().get("VmRSS")
         return client
     except (CallFailed, asyncio.TimeoutError, OSError) as exc:
@@ -466,10 +526,11 @@ async def throughput(
 
 
 async def cold_start(name: str, env: dict[str, str]) -> float:
-    """Seconds from spawning the server to reading its ``initialize`` response."""
+    """Seconds from spawning the server to reading its first answer (``initialize``, or
+    in the stateless era the first ``tools/call``)."""
     client = await RawClient.spawn(name, SERVERS[name], env)
     try:
-        await asyncio.wait_for(client.initialize(), HANDSHAKE_TIMEOUT)
+        await asyncio.wait_for(client.open(), HANDSHAKE_TIMEOUT)
         elapsed = time.perf_counter() - client.spawned_at
     finally:
         await client.close()
@@ -519,6 +580,7 @@ class Row:
     values: dict[str, float | None]
     higher_is_better: bool
     target: float | None = None  # minimum advantage of mcpgen over each SDK server
+    raw_target: float | None = None  # minimum advantage of mcpgen over the raw server (below 1: a share of it)
 
 
 def rows(results: dict[str, ServerResult]) -> list[Row]:
@@ -536,27 +598,30 @@ def rows(results: dict[str, ServerResult]) -> list[Row]:
     for in_flight, target in ((1, TARGETS["seq_rps"]), (WINDOW, TARGETS["win_rps"])):
         out += [
             Row(f"{in_flight} in flight: requests/s", "req/s",
-                per_server(lambda r: r.phase(in_flight).get("rps")), True, target),
+                per_server(lambda r: r.phase(in_flight).get("rps")), True, target,
+                RAW_TARGETS["win_rps"] if in_flight == WINDOW else None),
             Row(f"{in_flight} in flight: p50 latency", "ms",
                 per_server(lambda r: r.phase(in_flight).get("p50_ms")), False),
             Row(f"{in_flight} in flight: p99 latency", "ms",
                 per_server(lambda r: r.phase(in_flight).get("p99_ms")), False),
+            Row(f"{in_flight} in flight: server CPU/call", "µs",
+                per_server(lambda r: r.phase(in_flight).get("server_cpu_us_per_call")), False),
         ]  # fmt: skip
     out += [
         Row(f"cold start, best of {COLD_STARTS}", "ms", per_server(cold(min)), False),
         Row(f"cold start, median of {COLD_STARTS}", "ms", per_server(cold(statistics.median)), False,
-            TARGETS["cold_median_ms"]),
-        Row("RSS after initialize", "MiB", per_server(lambda r: mib(r.idle_rss_kib)), False),
+            TARGETS["cold_median_ms"], RAW_TARGETS["cold_median_ms"]),
+        Row("RSS after the first answer", "MiB", per_server(lambda r: mib(r.idle_rss_kib)), False),
         Row(f"RSS after {calls:,} calls", "MiB", per_server(lambda r: mib(r.rss_kib)), False, TARGETS["rss_mib"]),
         Row("peak RSS (VmHWM)", "MiB", per_server(lambda r: mib(r.peak_rss_kib)), False),
     ]  # fmt: skip
     return out
 
 
-def advantage(row: Row, sdk: str) -> float | None:
-    """mcpgen's advantage over ``sdk``: mcpgen ÷ SDK for rates, SDK ÷ mcpgen for costs;
-    above 1 means mcpgen is better."""
-    ours, theirs = row.values.get("mcpgen"), row.values.get(sdk)
+def advantage(row: Row, other: str) -> float | None:
+    """mcpgen's advantage over ``other``: mcpgen ÷ other for rates, other ÷ mcpgen for
+    costs; above 1 means mcpgen is better (against the raw server: mcpgen's share of it)."""
+    ours, theirs = row.values.get("mcpgen"), row.values.get(other)
     if not ours or not theirs:
         return None
     return ours / theirs if row.higher_is_better else theirs / ours
@@ -578,14 +643,14 @@ def times(value: float | None, target: float | None) -> str:
 
 
 def table(results: dict[str, ServerResult]) -> str:
-    widths = (32, 9, 10, 10, 13, 13, 8)
+    widths = (32, 9, 10, 10, 9, 13, 14, 8, 13, 9)
     names = list(SERVERS)
 
     def line(cells: tuple[str, ...]) -> str:
         first, *rest = cells
         return f"{first:<{widths[0]}}" + "".join(f"  {c:>{w}}" for c, w in zip(rest, widths[1:]))
 
-    header = line(("metric (unit)", *names, "mcpgen vs low", "mcpgen vs high", "target"))
+    header = line(("metric (unit)", *names, "mcpgen vs low", "mcpgen vs high", "target", "mcpgen vs raw", "target"))
     out = [header, "-" * len(header)]
     for row in rows(results):
         out.append(line((
@@ -594,11 +659,14 @@ def table(results: dict[str, ServerResult]) -> str:
             times(advantage(row, "SDK low"), row.target),
             times(advantage(row, "SDK high"), row.target),
             f">={row.target:g}x" if row.target is not None else "",
+            times(advantage(row, "raw"), row.raw_target),
+            f">={row.raw_target:.2g}x" if row.raw_target is not None else "",
         )))  # fmt: skip
     out += [
         "",
-        "mcpgen vs ...: mcpgen's advantage, >1 = mcpgen better: mcpgen ÷ SDK for req/s;",
-        "SDK ÷ mcpgen for latency, start time and RSS.  '!' marks a ratio below its target.",
+        "mcpgen vs ...: mcpgen's advantage, >1 = mcpgen better: mcpgen ÷ other for req/s;",
+        "other ÷ mcpgen for latency, CPU, start time and RSS (vs raw: 0.6x = 60% of the raw server's",
+        "rate; 0.77x = a start 1.3x as long).  '!' marks a ratio below its target.",
     ]
     return "\n".join(out)
 
@@ -622,10 +690,14 @@ def main() -> int:
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers here")
     parser.add_argument("--threaded", action="store_true",
                         help="call echo_threaded, a plain def that mcpgen runs in its thread pool")  # fmt: skip
+    parser.add_argument("--era", choices=ERAS, default=PROTOCOL_VERSION,
+                        help="the protocol revision spoken: 2025-11-25 (initialize handshake, the default) "
+                             "or 2026-07-28 (stateless: the _meta envelope on every request)")  # fmt: skip
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     if args.threaded:
         RawClient.tool = b"echo_threaded"
+    RawClient.era = args.era
     counts = {"warmup": 1_000 // scale, "sequential": 5_000 // scale, "pipelined": 20_000 // scale}
 
     versions = {
@@ -636,7 +708,7 @@ def main() -> int:
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start (other processes skew timings)")
     print(
         f"per server: warm-up {counts['warmup']:,} calls ({WINDOW} in flight), then {counts['sequential']:,}"
-        f" calls 1 in flight, then {counts['pipelined']:,} calls {WINDOW} in flight; protocol {PROTOCOL_VERSION};"
+        f" calls 1 in flight, then {counts['pipelined']:,} calls {WINDOW} in flight; protocol {args.era};"
         f" tool {RawClient.tool.decode()}\n"
     )
     started = time.perf_counter()
@@ -651,12 +723,13 @@ def main() -> int:
     if args.json is not None:
         report = {
             "versions": versions,
-            "settings": {**counts, "window": WINDOW, "cold_starts": COLD_STARTS, "protocol": PROTOCOL_VERSION,
+            "settings": {**counts, "window": WINDOW, "cold_starts": COLD_STARTS, "protocol": args.era,
                          "tool": RawClient.tool.decode()},
             "targets": TARGETS,
+            "raw_targets": RAW_TARGETS,
             "servers": {name: asdict(r) for name, r in results.items()},
             "advantage": {
-                row.label: {"unit": row.unit, **{sdk: advantage(row, sdk) for sdk in ("SDK low", "SDK high")}}
+                row.label: {"unit": row.unit, **{other: advantage(row, other) for other in (*SDKS, "raw")}}
                 for row in rows(results)
             },
         }

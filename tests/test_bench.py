@@ -25,19 +25,24 @@ def run(script: str, out: Path, *args: str, timeout: float = 300) -> Any:
     return json.loads(out.read_text())
 
 
-def test_stdio_bench(tmp_path: Path) -> None:
-    report = run("stdio.py", tmp_path / "stdio.json", "--quick")
-    assert set(report["servers"]) == {"mcpgen", "SDK low", "SDK high"}
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_stdio_bench(tmp_path: Path, era: str) -> None:
+    """Both eras: the handshake, or the stateless era's _meta envelope on every call (each
+    answer then checked for resultType "complete" by the benchmark itself)."""
+    report = run("stdio.py", tmp_path / "stdio.json", "--quick", "--era", era)
+    assert report["settings"]["protocol"] == era
+    assert set(report["servers"]) == {"mcpgen", "SDK low", "SDK high", "raw"}
     for name, server in report["servers"].items():
         assert server["errors"] == [], (name, server["errors"], server["stderr_tail"])
         assert [p["in_flight"] for p in server["phases"]] == [1, 64]
         for phase in server["phases"]:
             assert phase["errors"] == 0 and phase["ok"] == phase["calls"] > 0, (name, phase)
         assert len(server["cold_start_ms"]) == 5 and server["rss_kib"] > 0
+    assert set(report["advantage"]["64 in flight: requests/s"]) == {"unit", "SDK low", "SDK high", "raw"}
 
 
 def test_http_bench(tmp_path: Path) -> None:
-    report = run("http.py", tmp_path / "http.json", "--scale", "20")
+    report = run("http.py", tmp_path / "http.json", "--scale", "20", "--cold-starts", "0")
     cells = {(c["server"], c["mode"], c["concurrency"]): c for c in report["cells"]}
     for server in ("raw", "mcpgen", "SDK"):
         for mode in ("json", "sse", "progress"):
@@ -52,6 +57,30 @@ def test_http_bench(tmp_path: Path) -> None:
     assert cells[("SDK", "sse", 32)]["content_types"] == ["text/event-stream"]
     for server in ("mcpgen", "SDK"):
         assert cells[(server, "progress", 32)]["content_types"] == ["text/event-stream"]
+    assert report["cold_start_ms"] == {}
+
+
+def test_http_bench_stateless_era(tmp_path: Path) -> None:
+    """2026-07-28: no session; _meta and the MCP-Protocol-Version, Mcp-Method and Mcp-Name
+    headers on every call; every answer checked for resultType "complete"; cold starts."""
+    report = run("http.py", tmp_path / "http.json", "--scale", "20", "--era", "2026-07-28",
+                 "--modes", "json,sse,progress", "--cold-starts", "2")  # fmt: skip
+    assert report["info"]["protocol"] == "2026-07-28"
+    cells = {(c["server"], c["mode"], c["concurrency"]): c for c in report["cells"]}
+    for server in ("raw", "mcpgen", "SDK"):
+        for mode in ("json", "sse", "progress"):
+            if server == "raw" and mode == "progress":
+                continue
+            for concurrency in (1, 32):
+                cell = cells[(server, mode, concurrency)]
+                assert cell["errors"] == 0 and cell["calls"] > 0 and not cell["timed_out"], cell
+    # The stateless era answers plain JSON unless something comes before the result.
+    for server in ("raw", "mcpgen", "SDK"):
+        assert cells[(server, "sse", 32)]["content_types"] == ["application/json"]
+    for server in ("mcpgen", "SDK"):
+        assert cells[(server, "progress", 32)]["content_types"] == ["text/event-stream"]
+    assert report["cold_start_errors"] == []
+    assert {name: len(ms) for name, ms in report["cold_start_ms"].items()} == {"raw": 2, "mcpgen": 2, "SDK": 2}
 
 
 def test_codec_bench(tmp_path: Path) -> None:

@@ -4,6 +4,12 @@ generator: ``initialize`` (with an ``Mcp-Session-Id``), notifications (202) and
 by the same uvicorn setup as the real servers (1 worker, log level warning), it shows the
 ceiling the load generator and uvicorn allow on this machine.
 
+A request of the stateless era (``params._meta`` naming
+``io.modelcontextprotocol/protocolVersion``) is answered in that era's shape: the result
+carries ``resultType`` and the server's identity in ``_meta``, there is no session id, and
+the answer is plain JSON whatever the mode (as the real servers answer when nothing comes
+before the result).
+
 Run: python bench/servers/raw_http.py PORT [--json-response]
 """
 
@@ -15,6 +21,8 @@ import msgspec
 import uvicorn
 
 SSE = "--json-response" not in sys.argv[2:]
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+SERVER_META = {"io.modelcontextprotocol/serverInfo": {"name": "raw", "version": "0"}}
 decode = msgspec.json.decode
 encode = msgspec.json.encode
 
@@ -49,17 +57,19 @@ async def app(scope, receive, send):  # type: ignore[no-untyped-def]
         }
     else:
         result = {"content": [{"type": "text", "text": msg["params"]["arguments"]["text"]}], "isError": False}
+    stateless = VERSION_KEY in (msg["params"].get("_meta") or {})
+    if stateless:
+        result["resultType"] = "complete"
+        result["_meta"] = SERVER_META
     out = encode({"jsonrpc": "2.0", "id": msg["id"], "result": result})
-    if SSE:
+    if SSE and not stateless:
         out = b"event: message\ndata: " + out + b"\n\n"
         ctype = b"text/event-stream"
     else:
         ctype = b"application/json"
-    headers = [
-        (b"content-type", ctype),
-        (b"content-length", str(len(out)).encode()),
-        (b"mcp-session-id", b"raw-session"),
-    ]
+    headers = [(b"content-type", ctype), (b"content-length", str(len(out)).encode())]
+    if not stateless:
+        headers.append((b"mcp-session-id", b"raw-session"))
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": out})
 
