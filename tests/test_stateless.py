@@ -332,3 +332,25 @@ def test_base64_state_uses_a_strict_alphabet() -> None:
     with pytest.raises(McpError):
         sealer.open(mangled)
     assert base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+
+
+def test_a_handler_returning_the_wrong_type_is_an_internal_error() -> None:
+    """As in the handshake era: a result of the wrong type never reaches the wire."""
+
+    class Wrong(Server):
+        async def call_tool(self, params: Any) -> Any:
+            return {"not": "a CallToolResult"}
+
+    server = Wrong("wrong")
+
+    async def main() -> Any:
+        a, b = memory_pair()
+        task = asyncio.create_task(server.serve(a))
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": META, "name": "x"}}
+        await b.send(json.dumps(message).encode())
+        reply = json.loads(await b.receive())  # type: ignore[arg-type]
+        await b.close()
+        await task
+        return reply
+
+    assert asyncio.run(main())["error"]["code"] == -32603

@@ -593,7 +593,7 @@ def _peer_error(error: Any) -> McpError:
 
 
 def _with_progress_token(params: Any, token: int) -> Any:
-    meta = getattr(params, "meta", UNSET)
+    meta = params.get("_meta", UNSET) if isinstance(params, dict) else getattr(params, "meta", UNSET)
     new_meta = {**(meta if isinstance(meta, dict) else {}), "progressToken": token}
     if isinstance(params, dict):
         return {**params, "_meta": new_meta}

@@ -227,6 +227,10 @@ class StatelessServer:
         token = current_request.set(self.context(request, params))
         try:
             result = await handler(params)
+            expected = self._result_class(method)
+            if expected is not None and not isinstance(result, expected):
+                log.error("mcpgen: %s handler returned %s, not %s", method, type(result).__name__, expected.__name__)
+                raise McpError(INTERNAL_ERROR, "Internal error")
         except McpError as exc:
             if exc.code == RESOURCE_NOT_FOUND:  # the handshake era's code; -32602 now
                 raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
@@ -258,6 +262,12 @@ class StatelessServer:
         method = request.method
         cache = self.server.cache_hint(method, params) if self.table[method].cacheable else None
         return self.result_frame(request, result, cache=cache)
+
+    def _result_class(self, method: str) -> type | None:
+        """What a handler's result must be an instance of (its handshake-era type)."""
+        spec = self.handshake.CLIENT_TO_SERVER.get(method)
+        found = getattr(spec.result_type, "__origin__", spec.result_type) if spec is not None else None
+        return found if isinstance(found, type) else None
 
     def context(self, request: StatelessRequest, params: Any) -> RequestContext:
         """The request context handlers (and :class:`Context`) see for this request."""
