@@ -150,7 +150,7 @@ async def test_cancellation_stops_the_handler_and_sends_nothing(peer: EraPeer) -
         if any(f"slow cancelled {rid}" in line for line in peer.raw.stderr):
             break
         await asyncio.sleep(0.1)
-    assert any(f"slow cancelled {rid}" in line for line in peer.raw.stderr)
+    assert any(f"slow cancelled {rid}" in line for line in peer.raw.stderr), peer.raw.stderr
     assert (await peer.call("tools/call", {"name": "echo", "arguments": {"text": "still here"}}))["content"]
 
 
@@ -182,3 +182,15 @@ async def test_list_changes_reach_the_client(peer: EraPeer) -> None:
     await peer.raw.notify("notifications/cancelled", {"requestId": listen_id})
     assert await peer.raw.nothing_within(0.3)  # a cancelled listen gets no answer
     assert MODERN in (await peer.call("server/discover"))["supportedVersions"]
+
+
+async def test_methods_the_server_has_no_handler_for() -> None:
+    """Server inherits no revision's stubs: a request it has no handler for is -32601 (here
+    2025-11-25's tasks/get), a notification it has none for is ignored."""
+    async with era_peer("handshake") as peer:
+        with pytest.raises(RpcError) as info:
+            await peer.call("tasks/get", {"taskId": "t-1"})
+        assert info.value.code == -32601
+        await peer.raw.notify("notifications/roots/list_changed")
+        assert (await peer.call("tools/call", {"name": "echo", "arguments": {"text": "on"}}))["content"]
+        assert not any("Traceback" in line for line in peer.raw.stderr)

@@ -1,4 +1,4 @@
-"""The friendly server API: decorators over the generated ``ServerHandlers`` stub.
+"""The friendly server API: decorators, and the handlers both protocol eras call.
 
     server = Server("demo")
 
@@ -73,7 +73,6 @@ from mcpgen.generated import (
     ResourceLink,
     ResourceTemplate,
     ServerCapabilities,
-    ServerHandlers,
     SetLevelRequestParams,
     SubscribeRequestParams,
     TextContent,
@@ -162,8 +161,14 @@ class _Completer:
     in_thread: bool
 
 
-class Server(ServerHandlers):
-    """An MCP server built from decorated functions."""
+class Server:
+    """An MCP server built from decorated functions.
+
+    It serves both protocol eras from the same handlers (its ``list_tools``,
+    ``call_tool``, ... coroutines, named as in the generated ``ServerHandlers`` stubs but not
+    inheriting any revision's): the handshake era through a session, the stateless era
+    through :attr:`stateless`. A method it has no coroutine for is answered "method not
+    found"; a notification it has none for is ignored."""
 
     def __init__(
         self,

@@ -94,7 +94,8 @@ def _runtime_class(spec: MethodSpec) -> Any:
 class Session:
     """A connection to one peer.
 
-    ``handlers`` implements the generated handler stub of this side (``ServerHandlers`` or
+    ``handlers`` has a coroutine per request and notification it serves, named as in the
+    generated handler stub of this side (``ServerHandlers`` or
     ``ClientHandlers``); every request and notification the peer may send is looked up in
     the generated method table and routed to the handler's coroutine of that name.
     """
@@ -364,7 +365,10 @@ class Session:
     async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
         if spec.method == "ping":
             return {}  # always answered, by either side, whatever the handlers do
-        return await getattr(self.handlers, spec.handler)(params)
+        handler = getattr(self.handlers, spec.handler, None)
+        if handler is None:  # handlers that do not serve this method (no generated stub below)
+            raise NotImplementedError(spec.method)
+        return await handler(params)
 
     _stock_call_handler = call_handler  # the call_handler immediate handlers stand in for
 
@@ -392,7 +396,9 @@ class Session:
 
     async def _notify_handler(self, spec: MethodSpec, params: Any) -> None:
         try:
-            await getattr(self.handlers, spec.handler)(params)
+            handler = getattr(self.handlers, spec.handler, None)
+            if handler is not None:  # a notification nobody handles is ignored
+                await handler(params)
             for listener in self._notification_listeners:
                 outcome = listener(spec.method, params)
                 if outcome is not None:
