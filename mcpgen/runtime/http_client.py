@@ -17,7 +17,9 @@ notifications (closing a request's stream is how it cancels).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -66,6 +68,15 @@ ParamHeaders = Callable[[str, Any], dict[str, str]]
 """(tool name, arguments) -> the Mcp-Param-* headers its x-mcp-header annotations ask for."""
 
 
+@functools.cache
+def shared_tls() -> ssl.SSLContext:
+    """One TLS context (httpx's default verification) for every client of the process.
+    httpx builds a fresh one per client otherwise, loading the CA bundle each time: about
+    30 ms of blocked event loop per client, which stalled other clients' requests (and ran
+    their era probes out of time) when a process opened many at once."""
+    return httpx.create_ssl_context()
+
+
 class HttpStatusError(McpError):
     """An HTTP error status whose body is not a JSON-RPC answer."""
 
@@ -95,7 +106,8 @@ class HttpTransport:
         self.standalone_stream = standalone_stream
         self._own_client = client is None
         self._client = client or httpx.AsyncClient(
-            headers=headers, auth=auth, timeout=httpx.Timeout(timeout, read=None), follow_redirects=True
+            headers=headers, auth=auth, timeout=httpx.Timeout(timeout, read=None), follow_redirects=True,
+            verify=shared_tls(),
         )
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()

@@ -12,6 +12,7 @@ from msgspec import UNSET, UnsetType
 from mcpgen.runtime import sse
 from mcpgen.runtime.errors import ConnectionClosed
 from mcpgen.runtime.framing import RequestId
+from mcpgen.runtime.http_client import shared_tls
 
 
 class LegacySseTransport:
@@ -25,7 +26,7 @@ class LegacySseTransport:
 
     @classmethod
     async def connect(cls, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30) -> LegacySseTransport:
-        client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, read=None))
+        client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, read=None), verify=shared_tls())
         response = await client.send(client.build_request("GET", url, headers={"accept": "text/event-stream"}), stream=True)
         if response.status_code != 200:
             await response.aclose()
