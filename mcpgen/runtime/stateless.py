@@ -338,6 +338,10 @@ class StatelessPeer:
     the client for input becomes an InputRequiredResult)."""
 
     asks_inputs = True
+    # No session transport: the request's own stream is all there is. Code that reaches for
+    # a handshake-era session's transport (http_server.close_current_stream) finds None
+    # and leaves the stream alone rather than failing with AttributeError.
+    transport: Any = None
 
     def __init__(self, server: StatelessServer, request: StatelessRequest) -> None:
         self._server = server
