@@ -480,7 +480,7 @@ async def test_through_the_mcp_client() -> None:
     async def connect_transport() -> HttpTransport:
         return HttpTransport(MCP, client=http)
 
-    async with Client(connect=connect_transport) as client:
+    async with Client(connect=connect_transport, era="handshake") as client:  # the fake speaks only that era
         assert await client.list_tools() == []
     await http.aclose()
     assert len(fake.authorizations) == 1 and fake.authorizations[0]["scope"] == "mcp:basic"

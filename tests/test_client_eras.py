@@ -10,12 +10,15 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpgen import Client, McpError
 from mcpgen.generated import PromptReference, Root, TextContent
 from mcpgen.runtime import client as client_module
 from mcpgen.runtime.client_stateless import Envelope, MissingInputHandler, UnsupportedVersions
+from mcpgen.runtime.http_client import HttpTransport
+from mcpgen.runtime.transport import Transport
 from tests.http_server import free_port, running
 from tests.test_client import elicitor, sampler
 from tests.wire import DEMO
@@ -254,3 +257,78 @@ async def test_stateless_results_keep_tool_schemas_as_sent(http_url: str) -> Non
         tools = {t.name: t for t in await client.list_tools()}
         assert tools["add"].input_schema == {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
                                              "required": ["a", "b"], "additionalProperties": False}  # fmt: skip
+
+
+# ---------------------------------------------------------------- "auto", the default
+
+
+async def test_auto_is_the_default() -> None:
+    async with Client.stdio(sys.executable, str(DEMO)) as client:
+        assert client.era == "auto" and client.spoken_era == "stateless"
+        assert client.session.protocol_version == "2026-07-28"
+
+
+class RecordingHttp(HttpTransport):
+    """Notes, for each frame sent, its method and the era and session it went out in."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.frames: list[tuple[str | None, bool, str | None]] = []
+
+    async def send(self, frame: bytes, **kw: Any) -> None:
+        self.frames.append((msgspec.json.decode(frame).get("method"), self.stateless, self.session_id))
+        await super().send(frame, **kw)
+
+
+async def test_a_probe_that_times_out_falls_back_cleanly_over_http(http_url: str) -> None:
+    client_module._VERDICTS.pop(http_url, None)
+    made: list[RecordingHttp] = []
+
+    async def connect() -> Transport:
+        made.append(RecordingHttp(http_url))
+        return made[-1]
+
+    async with Client(connect=connect, probe_timeout=0.0001) as client:  # no server answers that fast
+        assert client.spoken_era == "handshake"
+        assert (await client.call_tool("add", {"a": 2, "b": 2})).structured_content == {"result": 4}
+    frames = made[0].frames
+    assert frames[0] == ("server/discover", True, None)
+    # The probe's notifications/cancelled goes out in its own era (over HTTP: nowhere, closing
+    # the stream cancels), never as a handshake-era POST without a session, which is refused.
+    assert ("notifications/cancelled", True, None) in frames
+    assert all(stateless or session or method == "initialize" for method, stateless, session in frames), frames
+    # Silence is no verdict on the server (a busy modern server is silent too): probed again.
+    assert http_url not in client_module._VERDICTS
+    async with make("http", "auto", http_url) as client:
+        assert client.spoken_era == "stateless"
+
+
+async def test_a_slow_probe_over_stdio_still_ends_in_the_stateless_era() -> None:
+    # The probe made the connection stateless before the client gave up on it: the server
+    # refuses initialize with -32022, which only a modern server sends.
+    async with Client.stdio(sys.executable, str(DEMO), probe_timeout=0.0001) as client:
+        assert client.spoken_era == "stateless"
+        assert (await client.call_tool("add", {"a": 2, "b": 3})).structured_content == {"result": 5}
+
+
+async def test_a_pinned_era_is_no_verdict_on_the_server(http_url: str) -> None:
+    client_module._VERDICTS.pop(http_url, None)
+    async with make("http", "handshake", http_url) as client:
+        assert client.spoken_era == "handshake"
+    assert http_url not in client_module._VERDICTS
+    async with make("http", "auto", http_url) as client:
+        assert client.spoken_era == "stateless"
+
+
+async def test_legacy_http_sse_speaks_the_handshake_era_without_a_probe(http_url: str) -> None:
+    async with Client.sse(http_url.replace("/mcp", "/sse")) as client:
+        assert client.era == "handshake" and client.spoken_era == "handshake"
+        assert (await client.call_tool("add", {"a": 1, "b": 1})).structured_content == {"result": 2}
+
+
+async def test_stateless_tools_that_reach_for_the_session_transport(http_url: str) -> None:
+    # http_server.close_current_stream (the demo's poll tool) looks for the session's HTTP
+    # transport; a stateless request has none, and the tool must still answer.
+    async with make("http", "auto", http_url) as client:
+        assert client.spoken_era == "stateless"
+        assert (await client.call_tool("poll")).content == [TextContent(text="answered after the reconnect")]

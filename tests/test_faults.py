@@ -119,14 +119,14 @@ class RecordingProcess(ProcessTransport):
         return frame
 
 
-def recording_http_client(url: str) -> tuple[Client, Callable[[], RecordingHttp]]:
+def recording_http_client(url: str, **options: Any) -> tuple[Client, Callable[[], RecordingHttp]]:
     made: list[RecordingHttp] = []
 
     async def connect() -> Transport:
         made.append(RecordingHttp(url))
         return made[-1]
 
-    return Client(connect=connect), lambda: made[-1]
+    return Client(connect=connect, **options), lambda: made[-1]
 
 
 def recording_stdio_client(script: Path, stderr: list[str]) -> tuple[Client, Callable[[], RecordingProcess]]:
@@ -350,7 +350,7 @@ async def test_killed_http_server_fails_every_pending_call_within_a_second(tmp_p
 
 async def test_client_resumes_a_dropped_stream_and_gets_each_result_exactly_once(tmp_path: Path) -> None:
     with http_server(DEMO, tmp_path / "server.log") as (url, _):
-        client, transport = recording_http_client(url)
+        client, transport = recording_http_client(url, era="handshake")  # resumption is the handshake era's
         async with client:
             assert text(await client.call_tool("poll")) == "answered after the reconnect"
             results = await asyncio.wait_for(asyncio.gather(*(client.call_tool("poll") for _ in range(10))), 20)
@@ -465,7 +465,7 @@ async def test_http_call_timeout_bounds_a_handler_that_never_returns(tmp_path: P
 async def test_http_cancelled_call_leaves_no_stuck_task_and_server_stops_on_sigterm(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     with http_server(LOAD_SERVER, log) as (url, process):
-        async with Client.http(url) as observer:
+        async with Client.http(url, era="handshake") as observer:  # counts the server's sessions and tasks
 
             async def tasks() -> int:
                 result = await observer.call_tool("inflight")
@@ -474,10 +474,10 @@ async def test_http_cancelled_call_leaves_no_stuck_task_and_server_stops_on_sigt
 
             await asyncio.sleep(0.5)  # the observer's GET stream is attached by now
             baseline = await tasks()
-            async with Client.http(url) as client:
+            async with Client.http(url) as client:  # auto: the stateless era, where closing the POST cancels
                 call = asyncio.ensure_future(client.call_tool("slow", {"seconds": 3600}))
                 await asyncio.sleep(0.5)
-                call.cancel()  # the client sends notifications/cancelled and drops the POST
+                call.cancel()  # the client drops the POST (handshake era: after notifications/cancelled)
                 await asyncio.gather(call, return_exceptions=True)
                 await eventually(lambda: "slow cancelled" in log.read_text(), 3, "the server to cancel the handler")
             await asyncio.sleep(0.5)

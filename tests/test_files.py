@@ -43,10 +43,11 @@ def test_paths_inside_the_root_resolve(tree: Path) -> None:
     assert resolve_within(tree, "docs/./a.txt").read_text() == "alpha"
 
 
-async def test_directory_resources_over_a_session(tree: Path) -> None:
+@pytest.mark.parametrize("era", ["handshake", "auto"])
+async def test_directory_resources_over_a_session(tree: Path, era: str) -> None:
     server = Server("files")
     server.directory(tree)
-    async with Client(server) as client:
+    async with Client(server, era=era) as client:
         uris = {r.uri for r in await client.list_resources()}
         assert {"file:///docs/a.txt", "file:///logo.png", "file:///inside.txt"} <= uris
         assert "file:///escape.txt" in uris  # listed by name, but refused when read
@@ -58,7 +59,8 @@ async def test_directory_resources_over_a_session(tree: Path) -> None:
                     "file:///escape.txt", "file:////etc/passwd"):  # fmt: skip
             with pytest.raises(McpError) as info:
                 await client.read_resource(uri)
-            assert info.value.code == -32002
+            # Each era's code for a missing resource (2026-07-28 retired -32002 for -32602).
+            assert info.value.code == (-32002 if client.spoken_era == "handshake" else -32602)
             assert "do not serve" not in info.value.message
 
 

@@ -194,10 +194,11 @@ def test_quiet_streams_get_keepalive_comments() -> None:
 # ---------------------------------------------------------------- the client
 
 
-async def test_client_over_http(url: str) -> None:
+@pytest.mark.parametrize(("era", "version"), [("handshake", "2025-11-25"), ("auto", "2026-07-28")])
+async def test_client_over_http(url: str, era: str, version: str) -> None:
     progress: list[float] = []
-    async with Client.http(url, sampling=sampler, elicitation=elicitor) as client:
-        assert client.session.protocol_version == "2025-11-25"
+    async with Client.http(url, sampling=sampler, elicitation=elicitor, era=era) as client:
+        assert client.session.protocol_version == version
         assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
         counted = await client.call_tool("count", {"to": 3}, on_progress=lambda p, t, m: progress.append(p))
         assert counted.content == [TextContent(text="counted to 3")]
@@ -247,7 +248,7 @@ async def test_client_waits_for_the_get_stream_before_its_first_request() -> Non
     try:
         while not web.started:
             await asyncio.sleep(0.01)
-        async with Client.http(f"http://127.0.0.1:{port}/mcp") as client:
+        async with Client.http(f"http://127.0.0.1:{port}/mcp", era="handshake") as client:
             assert (await client.call_tool("echo", {"text": "x"})).content == [TextContent(text="x")]
     finally:
         web.should_exit = True
@@ -286,9 +287,10 @@ async def test_stateless_mode() -> None:
             assert (await client.call_tool("echo", {"text": "hi"})).content == [TextContent(text="hi")]
 
 
-async def test_hundred_concurrent_sessions(url: str) -> None:
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+async def test_hundred_concurrent_sessions(url: str, era: str) -> None:
     async def one(n: int) -> list[str]:
-        async with Client.http(url, standalone_stream=False) as client:
+        async with Client.http(url, standalone_stream=False, era=era) as client:
             out = []
             for i in range(5):
                 result = await client.call_tool("echo", {"text": f"{n}-{i}"})

@@ -79,10 +79,9 @@ T = TypeVar("T")
 # The era each HTTP endpoint spoke, kept for the life of the process: a server found to
 # speak only the handshake era is not probed again.
 _VERDICTS: dict[str, str] = {}
-DEFAULT_ERA = "handshake"
-"""The era a Client speaks unless told (``era=``). "auto" is the goal; it stays
-"handshake" until the tests written against the handshake era's behaviour (session ids,
-GET streams, resumption, -32002) name their era."""
+DEFAULT_ERA = "auto"
+"""The era a Client speaks unless told (``era=``): probe, then speak what the server
+proves it speaks."""
 SamplingHandler = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
 ElicitationHandler = Callable[[ElicitRequestParams], Awaitable[ElicitResult]]
 RootsProvider = Callable[[], Awaitable[list[Root]]]
@@ -231,8 +230,12 @@ class Client:
     @classmethod
     def sse(cls, url: str, *, headers: dict[str, str] | None = None, **options: Any) -> Client:
         """A client for a server speaking the 2024-11-05 HTTP+SSE transport (``.../sse``);
-        without the ``http`` extra, raises as :meth:`http` does."""
+        without the ``http`` extra, raises as :meth:`http` does. "auto" speaks the handshake
+        era there at once: the stateless era has no HTTP+SSE binding, so there is nothing
+        to probe for."""
         require("httpx", "http", "Client.sse")
+        if options.get("era", DEFAULT_ERA) == "auto":
+            options["era"] = "handshake"
 
         async def connect() -> Transport:
             from mcpgen.runtime.legacy_sse_client import LegacySseTransport
@@ -279,7 +282,9 @@ class Client:
         try:
             self.initialize_result = await session.connect(self.capabilities(), self.info, era,
                                                            probe_timeout=self.probe_timeout, cache=self.cache)  # fmt: skip
-            if isinstance(endpoint, str) and session.era is not None:
+            # Only a probe's answer is a verdict on the server: a pinned era says what the
+            # user chose, and a probe that timed out may have met a busy modern server.
+            if era == "auto" and isinstance(endpoint, str) and session.era is not None and not session.probe_timed_out:
                 _VERDICTS[endpoint] = session.era
             if session.modern is not None and self.on_log is not None:
                 session.modern.log_level = "debug"  # a log handler wants the logs (the level can be raised)

@@ -74,6 +74,9 @@ class ClientSession(Session, ClientCalls):
     cache: ResultCache | None = None
     discovered: DiscoverInfo | None = None
     era: Literal["handshake", "stateless"] | None = None
+    # Whether the handshake era was chosen only because the probe went unanswered in time
+    # (a weak verdict: a busy modern server looks the same, so it is not kept).
+    probe_timed_out = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -101,21 +104,39 @@ class ClientSession(Session, ClientCalls):
         self.modern = Envelope(pinned or LATEST_STATELESS, stateless_capabilities(capabilities),
                                msgspec.to_builtins(client_info), pinned=pinned is not None)  # fmt: skip
         self.own_caps = Declared(capabilities)
-        self._transport_era("stateless")
         try:
-            found = await self.discover(timeout=probe_timeout if era == "auto" else UNSET)
-            version = pick_version(found.supported_versions, pinned)
-            if version is None:
-                # A discover result naming no version of ours: legacy for "auto" (as an
-                # older server's reply would be), an error when the era was pinned.
-                raise _NoModernVersion([pinned] if pinned else list(STATELESS), found.supported_versions)
+            return await self._probe(pinned, probe_timeout if era == "auto" else UNSET, cache)
         except (McpError, RequestTimeout) as exc:
             if era != "auto" or (modern_evidence(exc) and not isinstance(exc, _NoModernVersion)):
                 if isinstance(exc, _NoModernVersion):
                     raise UnsupportedVersions(exc.ours, exc.theirs) from None
                 raise
             log.debug("mcpgen: server/discover answered %s: speaking the handshake era", exc)
-            return await self._fall_back(capabilities, client_info, exc)
+            envelope = self.modern
+            try:
+                return await self._fall_back(capabilities, client_info, exc)
+            except McpError as refused:
+                if not isinstance(exc, RequestTimeout) or not modern_evidence(refused):
+                    raise
+                # The probe was only slow: the server refuses initialize as only a modern
+                # one does (over stdio the probe made the connection stateless). Speak the
+                # stateless era after all, this time waiting for discover as for any request.
+                log.debug("mcpgen: initialize answered %s after a slow probe: speaking the stateless era", refused)
+                self.modern = envelope
+                self.probe_timed_out = False
+                return await self._probe(pinned, UNSET, cache)
+
+    async def _probe(self, pinned: str | None, timeout: float | UnsetType, cache: bool) -> InitializeResult:
+        """``server/discover`` in the stateless era, then open in the newest version both
+        sides speak (raises what the probe answered, or :class:`_NoModernVersion`)."""
+        assert self.modern is not None
+        self._transport_era("stateless")
+        found = await self.discover(timeout=timeout)
+        version = pick_version(found.supported_versions, pinned)
+        if version is None:
+            # A discover result naming no version of ours: legacy for "auto" (as an
+            # older server's reply would be), an error when the era was pinned.
+            raise _NoModernVersion([pinned] if pinned else list(STATELESS), found.supported_versions)
         self.modern.version = version
         self.cache = ResultCache() if cache else None
         return self._opened(found, version)
@@ -124,6 +145,13 @@ class ClientSession(Session, ClientCalls):
         self, capabilities: ClientCapabilities, client_info: Implementation, why: BaseException
     ) -> InitializeResult:
         self.modern = None
+        self.probe_timed_out = isinstance(why, RequestTimeout)
+        # A probe that timed out has its notifications/cancelled spawned by the engine, not
+        # sent yet: let it go out in the era its request went out in (over HTTP that sends
+        # nothing, closing the probe's stream was its cancellation). Sent after the switch
+        # it would be a handshake-era POST without a session, which the server refuses.
+        if self._background:
+            await asyncio.wait(list(self._background), timeout=1.0)
         self._transport_era("handshake")
         theirs = why.theirs if isinstance(why, UnsupportedVersions) else []
         version = next((v for v in HANDSHAKE if v in theirs), LATEST)
