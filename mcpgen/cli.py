@@ -370,6 +370,14 @@ def call(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Hide the stdio server's stderr.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print raw JSON instead of text.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for each answer.")] = 30.0,
+    era: Annotated[
+        str,
+        typer.Option(help="auto (probe with server/discover, else initialize), handshake, stateless, "
+                     "or a protocol version such as 2025-11-25."),
+    ] = "auto",
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Say which protocol era and version were spoken (stderr).")
+    ] = False,
     debug: Debug = False,
 ) -> None:
     """Call any MCP server: list it, or use a tool, resource or prompt.
@@ -393,7 +401,8 @@ def call(
     with user_errors():
         try:
             code = asyncio.run(
-                run_call(target, action or [], arg or [], header or [], json_output, timeout, out, err, transport, quiet)
+                run_call(target, action or [], arg or [], header or [], json_output, timeout, out, err, transport, quiet,
+                         era=era, verbose=verbose)
             )
         except CallError as exc:
             fail(str(exc))

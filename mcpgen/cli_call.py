@@ -20,9 +20,11 @@ from mcpgen.runtime.client import Client
 from mcpgen.runtime.errors import McpError
 from mcpgen.runtime.stdio import ProcessTransport
 from mcpgen.runtime.transport import Transport
+from mcpgen.runtime.versions import era_of
 
 TransportName = Literal["auto", "stdio", "http", "sse"]
 TRANSPORTS = ("auto", "stdio", "http", "sse")
+ERAS = ("auto", "handshake", "stateless")
 # Statuses after which a Streamable HTTP attempt is retried as legacy HTTP+SSE (the
 # fallback the specification describes for clients); 401/403 are answers, not misses.
 _SSE_FALLBACK = {400, 404, 405}
@@ -102,6 +104,14 @@ def _headers(headers: list[str]) -> dict[str, str]:
     return parsed
 
 
+def check_era(era: str) -> str:
+    """``--era``: auto (probe, then speak what the server proves it speaks), handshake,
+    stateless, or one protocol version."""
+    if era not in ERAS and era_of(era) is None:
+        raise CallError(f"--era is one of {', '.join(ERAS)} or a protocol version (e.g. 2025-11-25), not {era!r}")
+    return era
+
+
 def pick_transport(target: str, transport: str) -> str:
     if transport not in TRANSPORTS:
         raise CallError(f"--transport is one of {', '.join(TRANSPORTS)}, not {transport!r}")
@@ -136,8 +146,11 @@ def connect(
     timeout: float,
     quiet: bool,
     on_log: Callable[[LoggingMessageNotificationParams], None],
+    era: str = "auto",
 ) -> Connection:
-    options: dict[str, Any] = {"request_timeout": timeout, "on_log": on_log}
+    # on_log: the user sees logs, so the client asks for them (stateless era: a level
+    # named in each request's _meta; without one the server sends none).
+    options: dict[str, Any] = {"request_timeout": timeout, "on_log": on_log, "era": era}
     if transport == "http":
         return Connection(Client.http(target, headers=_headers(headers), **options), [])
     if transport == "sse":
@@ -185,15 +198,16 @@ async def open_connection(
     timeout: float,
     quiet: bool,
     on_log: Callable[[LoggingMessageNotificationParams], None],
+    era: str = "auto",
 ) -> Connection:
     chosen = pick_transport(target, transport)
-    connection = connect(target, chosen, headers, timeout, quiet, on_log)
+    connection = connect(target, chosen, headers, timeout, quiet, on_log, era)
     try:
         await connection.client.open()
         return connection
     except (OSError, McpError, ConnectionError) as exc:
         if chosen == "http" and transport == "auto" and _http_status(exc) in _SSE_FALLBACK:
-            legacy = connect(target, "sse", headers, timeout, quiet, on_log)
+            legacy = connect(target, "sse", headers, timeout, quiet, on_log, era)
             try:
                 await legacy.client.open()
                 return legacy
@@ -216,12 +230,17 @@ async def run_call(
     err: Console,
     transport: str = "auto",
     quiet: bool = False,
+    era: str = "auto",
+    verbose: bool = False,
 ) -> int:
     """List, or do one thing; the exit code (0 done, 1 the tool reported an error)."""
     if action and (len(action) != 2 or action[0] not in ("tool", "read", "prompt")):
         raise CallError("say `tool NAME`, `read URI` or `prompt NAME` (or nothing, to list)")
-    connection = await open_connection(target, transport, headers, timeout, quiet, lambda p: _show_log(p, err))
+    check_era(era)
+    connection = await open_connection(target, transport, headers, timeout, quiet, lambda p: _show_log(p, err), era)
     client = connection.client
+    if verbose:
+        err.print(spoken(client), markup=False, highlight=False)
     try:
         return await _act(client, action, args, as_json, out, err)
     except McpError as exc:
@@ -256,6 +275,14 @@ async def _act(client: Client, action: list[str], args: list[str], as_json: bool
     else:
         _print_result(data, out, err)
     return 1 if data.get("isError") else 0
+
+
+def spoken(client: Client) -> str:
+    """One line for --verbose: the server, the era and the protocol version spoken."""
+    info = client.initialize_result
+    server = f"{info.server_info.name} {info.server_info.version}" if info is not None else "the server"
+    era = "stateless era (no handshake)" if client.spoken_era == "stateless" else "handshake era (initialize)"
+    return f"connected to {server}: {era}, protocol version {client.session.protocol_version}"
 
 
 def _show_progress(err: Console, progress: float, total: float | None, message: str | None) -> None:
@@ -387,4 +414,4 @@ def _print_result(data: dict[str, Any], out: Console, err: Console) -> None:
         err.print("[red]the tool reported an error[/]")
 
 
-__all__ = ["CallError", "one_line", "parse_args", "run_call"]
+__all__ = ["CallError", "check_era", "one_line", "parse_args", "run_call", "spoken"]

@@ -48,13 +48,34 @@ def test_tool_read_and_prompt() -> None:
 
 def test_exit_codes() -> None:
     assert mcpgen(DEMO_CMD, "tool", "fail").returncode == 1  # the tool reported an error
-    missing = mcpgen(DEMO_CMD, "read", "file:///none")
-    assert missing.returncode == 2 and "-32002" in missing.stderr
+    missing = mcpgen(DEMO_CMD, "read", "file:///none")  # auto: the stateless era's code for it
+    assert missing.returncode == 2 and "-32602" in missing.stderr
+    old = mcpgen("--era", "handshake", DEMO_CMD, "read", "file:///none")
+    assert old.returncode == 2 and "-32002" in old.stderr
     assert mcpgen(DEMO_CMD, "frobnicate", "x").returncode == 2
     assert mcpgen(DEMO_CMD, "tool", "add", "-a", "novalue").returncode == 2
     dead = mcpgen(f"{sys.executable} -c pass")
     assert dead.returncode == 2 and dead.stderr.startswith("error: cannot connect")
     assert "Traceback" not in dead.stderr
+
+
+def test_verbose_says_which_era_was_spoken() -> None:
+    auto = mcpgen("-v", DEMO_CMD, "tool", "echo", "-a", "text=hi")
+    assert auto.returncode == 0 and auto.stdout.strip() == "hi"
+    assert auto.stderr.splitlines()[0] == "connected to demo 1.2.3: stateless era (no handshake), protocol version 2026-07-28"
+    pinned = mcpgen("--verbose", "--era", "handshake", DEMO_CMD, "tool", "echo", "-a", "text=hi")
+    assert pinned.stderr.splitlines()[0] == "connected to demo 1.2.3: handshake era (initialize), protocol version 2025-11-25"
+    version = mcpgen("-v", "--era", "2025-06-18", DEMO_CMD)
+    assert version.stderr.splitlines()[0].endswith("handshake era (initialize), protocol version 2025-06-18")
+    assert "connected to" not in mcpgen(DEMO_CMD, "tool", "echo", "-a", "text=hi").stderr  # only when asked
+    wrong = mcpgen("--era", "1999-01-01", DEMO_CMD)
+    assert wrong.returncode == 2 and wrong.stderr.startswith("error: --era is one of auto, handshake, stateless")
+    with demo_http() as url:
+        over_http = mcpgen("-v", url, "tool", "echo", "-a", "text=hi")
+        assert over_http.stderr.splitlines()[0].endswith("stateless era (no handshake), protocol version 2026-07-28")
+        legacy = mcpgen("-v", url.replace("/mcp", "/sse"), "tool", "echo", "-a", "text=hi")
+        assert legacy.stdout.strip() == "hi"  # HTTP+SSE exists only in the handshake era: no probe
+        assert legacy.stderr.splitlines()[0].endswith("handshake era (initialize), protocol version 2025-11-25")
 
 
 def test_over_http() -> None:
@@ -120,10 +141,12 @@ def test_images_are_summarised_and_structured_results_printed_once() -> None:
     assert blob.stdout.strip() == "<blob image/png, 12 bytes> bin://logo"
 
 
-def test_progress_and_logs_show_as_they_arrive(tmp_path: Path) -> None:
+@pytest.mark.parametrize("era", ["auto", "handshake"])  # auto: the stateless era (logs only when asked for)
+def test_progress_and_logs_show_as_they_arrive(tmp_path: Path, era: str) -> None:
     flag = tmp_path / "go"
     env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "call", PEER_CMD, "tool", "wait_for", "-a", f"path={flag}"],
+    proc = subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "call", "-v", "--era", era, PEER_CMD, "tool", "wait_for",
+                             "-a", f"path={flag}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)  # fmt: skip
     try:
         assert proc.stderr is not None and proc.stdout is not None
@@ -135,6 +158,8 @@ def test_progress_and_logs_show_as_they_arrive(tmp_path: Path) -> None:
             assert line, f"the call ended before its notifications showed: {seen}"
             seen.append(line.rstrip("\n"))
         assert proc.poll() is None  # still waiting for the tool's answer
+        assert seen[0].endswith("stateless era (no handshake), protocol version 2026-07-28" if era == "auto"
+                                else "handshake era (initialize), protocol version 2025-11-25")  # fmt: skip
         assert "progress 1/2 waiting" in seen
         assert "log info peer: waiting for the file" in seen
         flag.touch()
