@@ -10,6 +10,14 @@ authorization server (RFC 9728 protected resource metadata, then RFC 8414 / Open
 discovery, with the 2025-03-26 fallbacks), identifies the client (pre-registered, a Client
 ID Metadata Document, or RFC 7591 dynamic registration), gets a token and retries.
 
+The 2026-07-28 rules: the authorization server metadata's ``issuer`` must equal the issuer
+it was fetched for; the authorization response's RFC 9207 ``iss`` is checked before the
+code is spent (required when the server advertises it, compared whenever present, never
+normalized); dynamic registration says its ``application_type``; client credentials and
+tokens are bound to the issuer that issued them, so when the protected resource names a
+new authorization server the client registers there afresh instead of presenting the old
+server's client id; ``offline_access`` is asked for only when the server lists it.
+
 Grants: the authorization code with PKCE S256, ``state`` and the RFC 8707 ``resource``
 (the default); ``client_credentials`` with a client secret or an ES256 ``private_key_jwt``
 assertion (RFC 7523, needs PyJWT); and cross-app access (SEP-990: an enterprise IdP's ID
@@ -37,9 +45,11 @@ import httpx
 
 log = logging.getLogger("mcpgen.auth")
 
-AuthorizeHook = Callable[[str], Awaitable[tuple[str, str | None]]]
-"""Sends the user to an authorization URL; returns the ``code`` and ``state`` the
-authorization server redirected back with."""
+AuthorizeHook = Callable[[str], Awaitable[str | tuple[str, str | None]]]
+"""Sends the user to an authorization URL; returns the URL the authorization server
+redirected back to (its query is checked here: ``state``, RFC 9207 ``iss``, ``error``,
+``code``), or the bare ``(code, state)`` pair (which carries no ``iss``, so an
+authorization server that advertises ``iss`` in its responses refuses it)."""
 
 DEFAULT_REDIRECT_URI = "http://localhost:3000/callback"
 OFFLINE_ACCESS = "offline_access"
@@ -67,11 +77,16 @@ class ClientInfo:
     secret or key given and the methods the authorization server lists.
     """
 
+
     client_id: str
     client_secret: str | None = field(default=None, repr=False)
     auth_method: str | None = None
     private_key_pem: str | None = field(default=None, repr=False)
     signing_algorithm: str = "ES256"
+    issuer: str | None = None
+    """The authorization server the credentials belong to (SEP-2352). A pre-registered
+    client without one is bound to the first issuer it is used with; either way, a server
+    that moves to another authorization server gets an error, not these credentials."""
 
 
 @dataclass
@@ -80,18 +95,21 @@ class Token:
     refresh_token: str | None = field(default=None, repr=False)
     expires_at: float | None = None  # time.time() seconds
     scope: str | None = None
+    issuer: str | None = None  # the authorization server that issued it (refreshed only there)
 
     def expired(self, leeway: float = 30.0) -> bool:
         return self.expires_at is not None and time.time() + leeway >= self.expires_at
 
 
 class TokenStorage(Protocol):
-    """Where an :class:`OAuthClient` keeps its token and registration (one server each)."""
+    """Where an :class:`OAuthClient` keeps its token (one MCP server each) and its dynamic
+    registrations, one per authorization server ``issuer``: credentials one server issued
+    are never presented to another (SEP-2352)."""
 
     async def load_token(self) -> Token | None: ...
     async def save_token(self, token: Token) -> None: ...
-    async def load_client(self) -> ClientInfo | None: ...
-    async def save_client(self, client: ClientInfo) -> None: ...
+    async def load_client(self, issuer: str) -> ClientInfo | None: ...
+    async def save_client(self, issuer: str, client: ClientInfo) -> None: ...
 
 
 class MemoryStorage:
@@ -99,7 +117,7 @@ class MemoryStorage:
 
     def __init__(self) -> None:
         self.token: Token | None = None
-        self.client: ClientInfo | None = None
+        self.clients: dict[str, ClientInfo] = {}  # issuer -> its registration
 
     async def load_token(self) -> Token | None:
         return self.token
@@ -107,11 +125,11 @@ class MemoryStorage:
     async def save_token(self, token: Token) -> None:
         self.token = token
 
-    async def load_client(self) -> ClientInfo | None:
-        return self.client
+    async def load_client(self, issuer: str) -> ClientInfo | None:
+        return self.clients.get(issuer)
 
-    async def save_client(self, client: ClientInfo) -> None:
-        self.client = client
+    async def save_client(self, issuer: str, client: ClientInfo) -> None:
+        self.clients[issuer] = client
 
 
 @dataclass(frozen=True)
@@ -172,6 +190,11 @@ class _Discovery:
     issuer: str
     scopes_supported: list[str]  # the protected resource's
     prm_url: str | None
+
+    @property
+    def iss_supported(self) -> bool:
+        """RFC 9207: the server puts ``iss`` in every authorization response."""
+        return self.metadata.get("authorization_response_iss_parameter_supported") is True
 
     def endpoint(self, name: str) -> str:
         value = self.metadata.get(name)
@@ -313,6 +336,8 @@ class OAuthClient(httpx.Auth):
     Documents, else the client registers dynamically. ``authorize`` shows the user the
     authorization URL and returns the redirect's ``code`` and ``state``; the default fetches
     the URL without following its redirect, which only suits servers that need no user.
+    ``application_type`` (sent when registering dynamically) defaults to ``native`` for a
+    redirect to this machine (loopback or a private scheme) and ``web`` otherwise.
     """
 
     def __init__(
@@ -329,6 +354,7 @@ class OAuthClient(httpx.Auth):
         http_client: httpx.AsyncClient | None = None,
         max_authorizations: int = 3,
         offline_access: bool = True,
+        application_type: Literal["native", "web"] | None = None,
     ) -> None:
         self.server_url = canonical_resource(server_url) if server_url else None
         self.grant = grant
@@ -340,6 +366,7 @@ class OAuthClient(httpx.Auth):
         self.storage: TokenStorage = storage if storage is not None else MemoryStorage()
         self.max_authorizations = max_authorizations
         self.offline_access = offline_access
+        self.application_type = application_type or _application_type(redirect_uri)
         self._http_client = http_client
         self._discovery: _Discovery | None = None
         self._identity: ClientInfo | None = None
@@ -385,17 +412,27 @@ class OAuthClient(httpx.Auth):
             return await self._refresh(http, token) or token
 
     async def _renew(self, challenge: _Challenge, sent: Token | None) -> Token:
-        """A token for a challenged request: someone else's fresh one, a refresh, or a new grant."""
+        """A token for a challenged request: someone else's fresh one, a refresh, or a new grant.
+
+        A 401 looks at the protected resource metadata afresh: the resource may have moved
+        to another authorization server (SEP-2352), whose client credentials and tokens are
+        its own, so the old server's refresh token is not spent there."""
         async with self._lock, self._http() as http:
             current = await self.storage.load_token()
             if current is not None and (sent is None or current.access_token != sent.access_token):
                 return current
-            if challenge.status == 401 and current is not None and current.refresh_token is not None:
-                refreshed = await self._refresh(http, current)
-                if refreshed is not None:
-                    return refreshed
             try:
-                discovery = await self._discover(http, challenge)
+                discovery = await self._discover(http, challenge, fresh=challenge.status == 401)
+                if (
+                    challenge.status == 401 and current is not None and current.refresh_token is not None
+                    and current.issuer in (None, discovery.issuer)
+                ):  # fmt: skip
+                    refreshed = await self._refresh(http, current)
+                    if refreshed is not None:
+                        return refreshed
+                elif current is not None and current.issuer not in (None, discovery.issuer):
+                    log.info("mcpgen: %s now uses the authorization server %s (was %s)",
+                             self.server_url, discovery.issuer, current.issuer)  # fmt: skip
                 token = await self._obtain(http, discovery, self._choose_scope(challenge, discovery))
             except httpx.HTTPError as exc:
                 raise OAuthError(f"an OAuth endpoint failed: {exc}") from exc
@@ -409,10 +446,15 @@ class OAuthClient(httpx.Auth):
         if challenge.status == 403:
             wanted = _union(self._scopes, wanted)
         offered = discovery.metadata.get("scopes_supported")
-        if (
-            wanted and self.offline_access and self.grant == "authorization_code"
+        refreshable = (
+            self.offline_access and self.grant == "authorization_code"
             and isinstance(offered, list) and OFFLINE_ACCESS in offered
-        ):  # fmt: skip
+        )  # fmt: skip
+        if not refreshable:
+            # SEP-2207: never ask an authorization server for offline_access it does not
+            # list, even when the resource (which should not) names it.
+            wanted = [scope for scope in wanted if scope != OFFLINE_ACCESS]
+        elif wanted:
             wanted = _union(wanted, [OFFLINE_ACCESS])
         self._scopes = list(wanted)
         return " ".join(wanted) or None
@@ -432,9 +474,11 @@ class OAuthClient(httpx.Auth):
 
     # ------------------------------------------------------------ discovery
 
-    async def _discover(self, http: httpx.AsyncClient, challenge: _Challenge) -> _Discovery:
+    async def _discover(self, http: httpx.AsyncClient, challenge: _Challenge, fresh: bool = False) -> _Discovery:
+        """The resource's authorization server; ``fresh`` reads its metadata again rather
+        than trusting what was found before (a 401: the resource may have moved)."""
         cached = self._discovery
-        if cached is not None and challenge.resource_metadata in (None, cached.prm_url):
+        if not fresh and cached is not None and challenge.resource_metadata in (None, cached.prm_url):
             return cached
         assert self.server_url is not None
         prm, prm_url = None, None
@@ -462,12 +506,16 @@ class OAuthClient(httpx.Auth):
             metadata = await _get_json(http, metadata_url)
             if metadata is None:
                 continue
-            if str(metadata.get("issuer", "")).rstrip("/") != issuer.rstrip("/"):
+            # RFC 8414 section 3.3: identical, not merely equivalent; a document naming
+            # another issuer is not used at all (not even its endpoints).
+            if metadata.get("issuer") != issuer:
                 found = metadata.get("issuer")
                 raise OAuthError(f"the metadata at {metadata_url} is for issuer {found!r}, not {issuer}")
             scopes = prm.get("scopes_supported")
             log.info("mcpgen: %s is protected by the authorization server %s", self.server_url, issuer)
-            return _Discovery(resource=canonical_resource(resource), metadata=metadata, issuer=issuer,
+            # The RFC 8707 resource is the PRM's own string, verbatim: the authorization
+            # server compares it with what the resource registered, character for character.
+            return _Discovery(resource=resource, metadata=metadata, issuer=issuer,
                               scopes_supported=[str(s) for s in scopes] if isinstance(scopes, list) else [],
                               prm_url=url)  # fmt: skip
         raise OAuthError(f"no authorization server metadata found for {issuer}")
@@ -494,17 +542,32 @@ class OAuthClient(httpx.Auth):
 
     async def _identify(self, http: httpx.AsyncClient, discovery: _Discovery) -> ClientInfo:
         """Pre-registered, else a Client ID Metadata Document, else stored, else registered."""
-        identity = self.client
-        cimd = discovery.metadata.get("client_id_metadata_document_supported") is True
-        if identity is None and self.client_metadata_url and cimd:
-            identity = ClientInfo(self.client_metadata_url, auth_method="none")
-        if identity is None:
-            identity = await self.storage.load_client()
+        identity = await self._known_identity(discovery)
         if identity is None:
             identity = await self._register(http, discovery)
-            await self.storage.save_client(identity)
+            await self.storage.save_client(discovery.issuer, identity)
         self._identity = identity
         return identity
+
+    async def _known_identity(self, discovery: _Discovery) -> ClientInfo | None:
+        """The identity this client already has at ``discovery``'s authorization server.
+        A Client ID Metadata Document's URL serves at any server; pre-registered and
+        registered credentials only at the one that issued them (SEP-2352)."""
+        if self.client is not None:
+            bound = self.client.issuer
+            if bound is None:
+                self.client.issuer = bound = discovery.issuer
+            if bound != discovery.issuer:
+                raise OAuthError(f"the client credentials given are for the authorization server {bound}, "
+                                 f"but {self.server_url} now uses {discovery.issuer}: register there")  # fmt: skip
+            return self.client
+        cimd = discovery.metadata.get("client_id_metadata_document_supported") is True
+        if self.client_metadata_url and cimd:
+            return ClientInfo(self.client_metadata_url, auth_method="none")
+        stored = await self.storage.load_client(discovery.issuer)
+        if stored is not None and stored.issuer not in (None, discovery.issuer):
+            return None  # a storage that ignored the issuer: never hand it to another server
+        return stored
 
     async def _register(self, http: httpx.AsyncClient, discovery: _Discovery) -> ClientInfo:
         endpoint = discovery.metadata.get("registration_endpoint")
@@ -515,6 +578,7 @@ class OAuthClient(httpx.Auth):
             "client_name": self.client_name,
             "grant_types": self._grant_types(discovery),
             "token_endpoint_auth_method": method,
+            "application_type": self.application_type,
         }
         if self.grant == "authorization_code":
             body |= {"redirect_uris": [self.redirect_uri], "response_types": ["code"]}
@@ -527,7 +591,7 @@ class OAuthClient(httpx.Auth):
         if not isinstance(registered, str):
             registered = method if secret is not None or method == "none" else "none"
         log.info("mcpgen: registered as an OAuth client at %s", endpoint)
-        return ClientInfo(client_id, secret, registered)
+        return ClientInfo(client_id, secret, registered, issuer=discovery.issuer)
 
     def _grant_types(self, discovery: _Discovery) -> list[str]:
         if self.grant == "client_credentials":
@@ -551,7 +615,9 @@ class OAuthClient(httpx.Auth):
         else:
             form = await self._authorization_code(http, discovery, identity, scope)
         log.info("mcpgen: token request (%s) to %s", form["grant_type"], discovery.endpoint("token_endpoint"))
-        return await self._token_request(http, discovery, identity, form)
+        token = await self._token_request(http, discovery, identity, form)
+        token.issuer = discovery.issuer
+        return token
 
     async def _authorization_code(
         self, http: httpx.AsyncClient, discovery: _Discovery, identity: ClientInfo, scope: str | None
@@ -572,9 +638,7 @@ class OAuthClient(httpx.Auth):
         endpoint = discovery.endpoint("authorization_endpoint")
         log.info("mcpgen: authorization request to %s (scope %s)", endpoint, scope or "unspecified")
         authorize = self.authorize or (lambda url: _follow_without_user(http, url))
-        code, returned_state = await authorize(_with_query(endpoint, params))
-        if returned_state != state:
-            raise OAuthError("the authorization response's state does not match the request's")
+        code = _authorization_response(await authorize(_with_query(endpoint, params)), state, discovery)
         return {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
                 "code_verifier": verifier, "resource": discovery.resource}  # fmt: skip
 
@@ -633,6 +697,15 @@ class OAuthClient(httpx.Auth):
             yield http
 
 
+def _application_type(redirect_uri: str) -> Literal["native", "web"]:
+    """SEP-837: "native" for apps on the user's machine (a loopback or private-scheme
+    redirect), "web" for a browser app hosted elsewhere."""
+    parts = urlsplit(redirect_uri)
+    if parts.scheme not in ("http", "https"):
+        return "native"
+    return "native" if parts.hostname in ("localhost", "127.0.0.1", "::1") else "web"
+
+
 def _basic(client_id: str, secret: str) -> str:
     """RFC 6749 section 2.3.1: both parts form-encoded, then Basic."""
     pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
@@ -660,20 +733,45 @@ def _registration_auth_method(metadata: dict[str, Any]) -> str:
     return "none"
 
 
-async def _follow_without_user(http: httpx.AsyncClient, url: str) -> tuple[str, str | None]:
-    """The headless authorize hook: GET the URL and read the redirect's query, unfollowed."""
+async def _follow_without_user(http: httpx.AsyncClient, url: str) -> str:
+    """The headless authorize hook: GET the URL and return where it redirects, unfollowed."""
     response = await http.get(url, follow_redirects=False)
-    location = response.headers.get("location")
+    location: str | None = response.headers.get("location")
     if not response.is_redirect or not location:
         raise OAuthError(f"the authorization endpoint answered HTTP {response.status_code}, not a redirect; "
                          "it needs a user: pass authorize=...")  # fmt: skip
-    query = parse_qs(urlsplit(location).query)
+    return location
+
+
+def _authorization_response(answer: str | tuple[str, str | None], state: str, discovery: _Discovery) -> str:
+    """The code of an authorization response, once it has proven to answer our request
+    from the authorization server we sent the user to.
+
+    RFC 9207 comes first, before ``error`` is read (an error from a mix-up attacker is not
+    to be shown either): ``iss`` must be present when the server advertises it, and when
+    present is compared with the metadata ``issuer`` by plain string equality, after form
+    decoding only (no case folding, default ports or trailing slashes)."""
+    if isinstance(answer, tuple):
+        query: dict[str, list[str]] = {"code": [answer[0]]}
+        if answer[1] is not None:
+            query["state"] = [answer[1]]
+    else:
+        query = parse_qs(urlsplit(answer).query, keep_blank_values=True)
+    iss = query.get("iss")
+    if iss is None and discovery.iss_supported:
+        raise OAuthError(f"the authorization response carries no iss, which {discovery.issuer} promises "
+                         "(RFC 9207): refusing it")  # fmt: skip
+    if iss is not None and iss != [discovery.issuer]:
+        raise OAuthError(f"the authorization response comes from issuer {iss[0]!r}, not {discovery.issuer} "
+                         "(RFC 9207): refusing it")  # fmt: skip
+    if query.get("state") != [state]:
+        raise OAuthError("the authorization response's state does not match the request's")
     if "error" in query:
         why = query.get("error_description", [""])[0]
         raise OAuthError(f"authorization denied: {query['error'][0]} {why}".rstrip())
     if "code" not in query:
         raise OAuthError("the authorization redirect carries no code")
-    return query["code"][0], query.get("state", [None])[0]
+    return query["code"][0]
 
 
 __all__ = [
