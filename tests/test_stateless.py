@@ -354,3 +354,25 @@ def test_a_handler_returning_the_wrong_type_is_an_internal_error() -> None:
         return reply
 
     assert asyncio.run(main())["error"]["code"] == -32603
+
+
+def test_the_handler_timeout_bounds_stateless_requests_too() -> None:
+    server = Server("timed", handler_timeout=0.2)
+
+    @server.tool()
+    async def sleepy() -> str:
+        await asyncio.sleep(5)
+        return "late"
+
+    async def main() -> Any:
+        a, b = memory_pair()
+        task = asyncio.create_task(server.serve(a))
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": META, "name": "sleepy"}}
+        await b.send(json.dumps(message).encode())
+        reply = json.loads(await asyncio.wait_for(b.receive(), 3))  # type: ignore[arg-type]
+        await b.close()
+        await task
+        return reply
+
+    reply = asyncio.run(main())
+    assert reply["error"]["code"] == -32603 and "0.2 s" in reply["error"]["message"]

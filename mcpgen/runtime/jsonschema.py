@@ -29,10 +29,14 @@ import json
 import re
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, Final, NoReturn
+from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
-import jsonschema_rs
 import msgspec
+
+if TYPE_CHECKING:
+    import jsonschema_rs
 
 __all__ = ["SchemaValidationError", "compile_schema", "errors", "validate"]
 
@@ -131,9 +135,20 @@ _cache: dict[tuple[bytes, bool], jsonschema_rs.Validator] = {}
 _cache_lock: Final = threading.Lock()
 
 
-#: Drafts whose ``format`` the library treats as an annotation unless the schema's
-#: meta-schema asks for the format-assertion vocabulary.
-_VOCABULARY_DRAFTS: Final = (jsonschema_rs.Draft201909Validator, jsonschema_rs.Draft202012Validator)
+@cache
+def _library() -> ModuleType:
+    """jsonschema_rs, imported on first use: most servers and clients start without ever
+    compiling a schema, and the import is a good part of a cold start (about 7 ms)."""
+    import jsonschema_rs
+
+    return jsonschema_rs
+
+
+def _vocabulary_drafts() -> tuple[type, ...]:
+    """Drafts whose ``format`` the library treats as an annotation unless the schema's
+    meta-schema asks for the format-assertion vocabulary."""
+    lib = _library()
+    return (lib.Draft201909Validator, lib.Draft202012Validator)
 
 
 def _build(schema: Any, format_assertion: bool, retrieve: Retrieve) -> jsonschema_rs.Validator:
@@ -141,12 +156,14 @@ def _build(schema: Any, format_assertion: bool, retrieve: Retrieve) -> jsonschem
     # peer's "format": "email" must not reject what the SDK accepts. For drafts 4-7 the
     # library would check formats by default, so say False; for 2019-09 and later, None
     # leaves the choice to the schema's vocabularies (annotation by default).
+    lib = _library()
     try:
         formats: bool | None = True
         if not format_assertion:
-            formats = None if jsonschema_rs.validator_cls_for(schema) in _VOCABULARY_DRAFTS else False
-        return jsonschema_rs.validator_for(schema, validate_formats=formats, retriever=retrieve)
-    except jsonschema_rs.ValidationError as exc:
+            formats = None if lib.validator_cls_for(schema) in _vocabulary_drafts() else False
+        validator: jsonschema_rs.Validator = lib.validator_for(schema, validate_formats=formats, retriever=retrieve)
+        return validator
+    except lib.ValidationError as exc:
         # The schema fails its meta-schema (the path points into the schema), or a $ref
         # does not resolve (no path; the message names the reference).
         raise SchemaValidationError(
@@ -197,11 +214,12 @@ def compile_schema(
     returns the document for a remote ``$ref``; by default none is fetched.
     """
     check = _compiled(schema, format_assertion, retrieve).validate
+    failure = _library().ValidationError
 
     def validator(instance: Any) -> None:
         try:
             check(instance)
-        except jsonschema_rs.ValidationError as exc:
+        except failure as exc:
             raise _instance_error(exc) from None
         except ValueError as exc:
             raise _not_json(exc) from None

@@ -14,6 +14,7 @@ the request's own SSE stream over HTTP). Asking the client for input goes throug
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -136,8 +137,17 @@ class StatelessServer:
         return frame, None
 
     async def _served(self, request: StatelessRequest, params: Any) -> tuple[bytes, int | None]:
+        # The server's handler_timeout bounds each handler, as in the handshake era (a
+        # listen stream is meant to stay open, so it is not bounded).
+        limit = self.server.session_options.get("handler_timeout")
         try:
-            return await self.dispatch(request, params), None
+            if limit is None or request.method == "subscriptions/listen":
+                return await self.dispatch(request, params), None
+            async with asyncio.timeout(limit):
+                return await self.dispatch(request, params), None
+        except TimeoutError:
+            log.error("mcpgen: %s handler timed out after %s s", request.method, limit)
+            return error_frame(INTERNAL_ERROR, f"Internal error: no result within {limit:g} s", request.id), INTERNAL_ERROR
         except Exception as exc:
             return self._failure(request.id, request.method, exc)
 
