@@ -97,11 +97,12 @@ from mcpgen.runtime.session import NOT_NOW, current_request
 from mcpgen.runtime.signature import ArgumentError, Signature, signature_of
 from mcpgen.runtime.threads import DEFAULT_MAX_THREADS, ThreadPool
 from mcpgen.runtime.transport import Transport
-from mcpgen.runtime.uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from mcpgen.runtime.http_server import McpHttpApp
     from mcpgen.runtime.stateless import StatelessServer
+    from mcpgen.runtime.uri_template import UriTemplate
+    from mcpgen.runtime.uri_template import UriTemplate
 
 log = logging.getLogger("mcpgen")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -413,7 +414,7 @@ class Server:
                     raise TypeError(f"resource template function `{sig.name}` has no parameters to fill "
                                     "from a URI: use @server.resource for a fixed URI")  # fmt: skip
                 uri_text = f"resource://{sig.name}" + "".join(f"/{{{v}}}" for v in variables)
-            template = UriTemplate(uri_text)
+            template = _uri_template(uri_text)
             definition = ResourceTemplate(
                 uri_template=uri_text,
                 name=name or sig.name,
@@ -434,7 +435,7 @@ class Server:
         (a resource template, and each file listed when ``listed``). Paths that would leave
         ``root`` (``..``, absolute, symlinks pointing out) are answered "not found"."""
         base = Path(root).resolve()
-        template = UriTemplate(uri_prefix + "{+path}")
+        template = _uri_template(uri_prefix + "{+path}")
 
         def read(path: str) -> Any:  # file I/O: runs in the thread pool
             found = resolve_within(base, path, uri_prefix + path)
@@ -937,6 +938,14 @@ def _bare(first: Any, decorator: str, what: str, *, optional: bool = True) -> tu
         return first, None
     raise TypeError(f"@server.{decorator}: the first argument is {what} (a str), not {type(first).__name__}; "
                     f"use @server.{decorator} or @server.{decorator}(...)")  # fmt: skip
+
+
+def _uri_template(text: str) -> UriTemplate:
+    # Imported on first use: compiling the template matcher's tables is a noticeable part of
+    # a cold start, and a server without resource templates never needs them.
+    from mcpgen.runtime.uri_template import UriTemplate
+
+    return UriTemplate(text)
 
 
 def _callable(fn: Any, decorator: str) -> Callable[..., Any]:
