@@ -119,10 +119,7 @@ def call_tool_request() -> dict[str, Any]:
 
 
 def call_tool_result() -> dict[str, Any]:
-    issues = [
-        {"number": 101 + i, "title": f"Issue {101 + i}", "state": "open", "labels": ["bug"]}
-        for i in range(3)
-    ]
+    issues = [{"number": 101 + i, "title": f"Issue {101 + i}", "state": "open", "labels": ["bug"]} for i in range(3)]
     return {
         "content": [
             {
@@ -179,14 +176,10 @@ def list_tools_result(count: int = 100) -> dict[str, Any]:
 
 def read_resource_result(size: int = 64 * 1024) -> dict[str, Any]:
     def log_line(i: int) -> str:
-        return (
-            f'2025-11-25T12:{i // 60 % 60:02d}:{i % 60:02d}Z INFO worker-{i % 8} batch {i}: "ok"\n'
-        )
+        return f'2025-11-25T12:{i // 60 % 60:02d}:{i % 60:02d}Z INFO worker-{i % 8} batch {i}: "ok"\n'
 
     text = "".join(map(log_line, range(size // 32)))[:size]  # every line is over 32 chars
-    return {
-        "contents": [{"uri": "file:///var/log/app.log", "mimeType": "text/plain", "text": text}]
-    }
+    return {"contents": [{"uri": "file:///var/log/app.log", "mimeType": "text/plain", "text": text}]}
 
 
 def progress_notification() -> dict[str, Any]:
@@ -406,6 +399,7 @@ class Codec:
 
 
 def messages() -> list[Message]:
+    # A table: one benchmark message a row, its name, sample and the three types that decode it.
     return [
         Message("initialize", compact(initialize_request()), gen.InitializeRequest,
                 sdk.InitializeRequest, HandInitializeRequest),
@@ -437,9 +431,7 @@ def codecs(message: Message) -> dict[str, Codec]:
     return {
         "mcpgen": Codec(package.decoder(message.mcpgen_type).decode, package.encode),
         "SDK": Codec(message.sdk_type.model_validate_json, sdk_encode),
-        "hand-written": Codec(
-            msgspec.json.Decoder(message.hand_type).decode, msgspec.json.Encoder().encode
-        ),
+        "hand-written": Codec(msgspec.json.Decoder(message.hand_type).decode, msgspec.json.Encoder().encode),
     }
 
 
@@ -521,9 +513,7 @@ def time_regeneration(runs: int, revision: str) -> dict[str, float]:
     code = REGENERATE.format(revision=revision)
     for _ in range(runs):
         start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
-        )
+        done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
         wall.append(time.perf_counter() - start)
         inside.append(float(done.stdout.split()[-1]))
     return {"in_process_s": min(inside), "subprocess_wall_s": min(wall)}
@@ -555,13 +545,14 @@ def table(results: Results, sizes: dict[str, int]) -> str:
         out += [f"{title} (ops/s, higher is better)", header, "-" * len(header)]
         for name, ops in results.items():
             r = ops[op]
-            out.append(row((
+            cells = (
                 name,
                 f"{sizes[name]:,}",
                 *(rate(r[i]) for i in IMPLEMENTATIONS),
                 ratio(r["mcpgen"], r["SDK"]),
                 ratio(r["mcpgen"], r["hand-written"]),
-            )))  # fmt: skip
+            )
+            out.append(row(cells))
         out.append("")
     return "\n".join(out)
 

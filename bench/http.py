@@ -74,7 +74,11 @@ import sys
 
 # Run as a script, this file's folder comes first on sys.path and this file, http.py,
 # would shadow the standard library's http package (which importlib.metadata can import).
-if sys.path and sys.path[0] and __import__("os").path.samefile(sys.path[0], __import__("os").path.dirname(__file__) or "."):
+if (
+    sys.path
+    and sys.path[0]
+    and __import__("os").path.samefile(sys.path[0], __import__("os").path.dirname(__file__) or ".")
+):
     del sys.path[0]
 
 import argparse
@@ -462,14 +466,24 @@ async def drive(session: Session, first_id: int, count: int, concurrency: int, m
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     seconds = time.perf_counter() - start
-    return {"latencies": latencies, "errors": errors, "first_error": first_error, "seconds": seconds,
-            "timed_out": timed_out}  # fmt: skip
+    return {
+        "latencies": latencies,
+        "errors": errors,
+        "first_error": first_error,
+        "seconds": seconds,
+        "timed_out": timed_out,
+    }
 
 
 async def bench_server(
-    name: str, mode: str, scale: int, max_seconds: float, concurrencies: tuple[int, ...] = CONCURRENCY,
-    env: dict[str, str] | None = None, era: str = PROTOCOL,
-) -> list[Cell]:  # fmt: skip
+    name: str,
+    mode: str,
+    scale: int,
+    max_seconds: float,
+    concurrencies: tuple[int, ...] = CONCURRENCY,
+    env: dict[str, str] | None = None,
+    era: str = PROTOCOL,
+) -> list[Cell]:
     server = ServerProcess(SERVERS[name], mode, env)
     cells = []
     try:
@@ -498,14 +512,23 @@ async def bench_server(
             ordered = sorted(run["latencies"])
             done, seconds = len(ordered), run["seconds"]
             cell = Cell(
-                server=name, mode=mode, concurrency=concurrency, calls=done, errors=run["errors"] + warm["errors"],
-                seconds=seconds, rps=done / seconds, p50_ms=percentile(ordered, 0.5) * 1e3,
+                server=name,
+                mode=mode,
+                concurrency=concurrency,
+                calls=done,
+                errors=run["errors"] + warm["errors"],
+                seconds=seconds,
+                rps=done / seconds,
+                p50_ms=percentile(ordered, 0.5) * 1e3,
                 p99_ms=percentile(ordered, 0.99) * 1e3,
                 server_cpu_us_per_call=(cpu1 - cpu0) / max(done, 1) * 1e6,
-                server_cpu_pct=(cpu1 - cpu0) / seconds * 100, loadgen_cpu_pct=(own1 - own0) / seconds * 100,
-                server_rss_mib=rss_mib(server.proc.pid), content_types=sorted(session.content_types),
-                first_error=run["first_error"] or warm["first_error"], timed_out=run["timed_out"],
-            )  # fmt: skip
+                server_cpu_pct=(cpu1 - cpu0) / seconds * 100,
+                loadgen_cpu_pct=(own1 - own0) / seconds * 100,
+                server_rss_mib=rss_mib(server.proc.pid),
+                content_types=sorted(session.content_types),
+                first_error=run["first_error"] or warm["first_error"],
+                timed_out=run["timed_out"],
+            )
             cells.append(cell)
             print(f"  {name:<6} {mode:<4} c={concurrency:<3} {cell.rps:8.0f} req/s  errors {cell.errors}", flush=True)
     finally:
@@ -578,20 +601,46 @@ def cold_table(found: dict[str, list[float]]) -> str:
 
 
 def table(cells: list[Cell]) -> str:
-    head = ("server", "mode", "conc", "calls", "errors", "req/s", "p50 ms", "p99 ms", "srv CPU µs/call",
-            "srv CPU %", "gen CPU %", "srv RSS MiB", "response")  # fmt: skip
+    head = (
+        "server",
+        "mode",
+        "conc",
+        "calls",
+        "errors",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "srv CPU µs/call",
+        "srv CPU %",
+        "gen CPU %",
+        "srv RSS MiB",
+        "response",
+    )
     rows = [head]
     for c in cells:
-        rows.append((
-            c.server, c.mode, str(c.concurrency), str(c.calls), str(c.errors), f"{c.rps:.0f}", f"{c.p50_ms:.2f}",
-            f"{c.p99_ms:.2f}", f"{c.server_cpu_us_per_call:.0f}", f"{c.server_cpu_pct:.0f}",
-            f"{c.loadgen_cpu_pct:.0f}", f"{c.server_rss_mib:.0f}",
-            ",".join(t.split("/")[1] for t in c.content_types) + (" TIMED OUT" if c.timed_out else ""),
-        ))  # fmt: skip
+        rows.append(
+            (
+                c.server,
+                c.mode,
+                str(c.concurrency),
+                str(c.calls),
+                str(c.errors),
+                f"{c.rps:.0f}",
+                f"{c.p50_ms:.2f}",
+                f"{c.p99_ms:.2f}",
+                f"{c.server_cpu_us_per_call:.0f}",
+                f"{c.server_cpu_pct:.0f}",
+                f"{c.loadgen_cpu_pct:.0f}",
+                f"{c.server_rss_mib:.0f}",
+                ",".join(t.split("/")[1] for t in c.content_types) + (" TIMED OUT" if c.timed_out else ""),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = []
     for n, r in enumerate(rows):
-        lines.append("  ".join(v.ljust(w) if i in (0, 1, 12) else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+        lines.append(
+            "  ".join(v.ljust(w) if i in (0, 1, 12) else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
+        )
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -622,8 +671,10 @@ def ratios(cells: list[Cell], era: str = PROTOCOL) -> str:
                 f"{times(s.server_cpu_us_per_call, m.server_cpu_us_per_call):>23}  {ceiling:>23}"
             )
     if judged:
-        lines.append(f"targets with 32 in flight in this era: mcpgen÷SDK >= {STATELESS_TARGETS['vs_sdk']:g}x, "
-                     f"mcpgen >= {STATELESS_TARGETS['of_raw']:.0%} of raw; '!' marks a miss")  # fmt: skip
+        lines.append(
+            f"targets with 32 in flight in this era: mcpgen÷SDK >= {STATELESS_TARGETS['vs_sdk']:g}x, "
+            f"mcpgen >= {STATELESS_TARGETS['of_raw']:.0%} of raw; '!' marks a miss"
+        )
     return "\n".join(lines)
 
 
@@ -647,8 +698,10 @@ def hot_spots(path: str, top: int = 20) -> str:
     def where(file: str, line: int, fn: str) -> str:
         return f"{Path(file).name}:{line} {fn}" if file != "~" else fn
 
-    lines = [f"profile {path}: {total:.2f} s profiled, {idle:.2f} s blocked in epoll, {busy:.2f} s busy; "
-             "% of busy time (cProfile inflates Python-call-heavy code)"]  # fmt: skip
+    lines = [
+        f"profile {path}: {total:.2f} s profiled, {idle:.2f} s blocked in epoll, {busy:.2f} s busy; "
+        "% of busy time (cProfile inflates Python-call-heavy code)"
+    ]
     groups: dict[str, float] = {}
     for (file, _, fn), (_, _, tt, _, _) in entries.items():
         if fn == "<method 'poll' of 'select.epoll' objects>":
@@ -676,9 +729,10 @@ def hot_spots(path: str, top: int = 20) -> str:
             lines.append(f"  {ct / busy * 100:5.1f}  {tt / busy * 100:5.1f}  {nc:7d}  {name}")
     lines.append("any code by own time (own %, calls):")
     every = sorted(
-        (tt, nc, where(file, line, fn)) for (file, line, fn), (_, nc, tt, _, _) in entries.items()
+        (tt, nc, where(file, line, fn))
+        for (file, line, fn), (_, nc, tt, _, _) in entries.items()
         if fn != "<method 'poll' of 'select.epoll' objects>"
-    )[::-1]  # fmt: skip
+    )[::-1]
     for tt, nc, name in every[:top]:
         lines.append(f"  {tt / busy * 100:5.1f}  {nc:7d}  {name}")
     return "\n".join(lines)
@@ -692,21 +746,39 @@ async def main() -> None:
     parser.add_argument("--servers", default="raw,mcpgen,SDK", help="comma-separated subset of raw,mcpgen,SDK")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of json,sse,progress,thread")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="cap on each measured run (default 120)")
-    parser.add_argument("--profile", metavar="PATH", help="profile mcpgen (c=32, the first of --modes only) and print its hot spots")
-    parser.add_argument("--era", choices=ERAS, default=PROTOCOL,
-                        help="the protocol revision spoken: 2025-11-25 (initialize and a session, the default) "
-                             "or 2026-07-28 (stateless: _meta and headers on every request)")  # fmt: skip
-    parser.add_argument("--cold-starts", type=int, default=COLD_STARTS, metavar="N",
-                        help=f"timed cold starts per server (default {COLD_STARTS}; 0 skips them)")  # fmt: skip
+    parser.add_argument(
+        "--profile", metavar="PATH", help="profile mcpgen (c=32, the first of --modes only) and print its hot spots"
+    )
+    parser.add_argument(
+        "--era",
+        choices=ERAS,
+        default=PROTOCOL,
+        help="the protocol revision spoken: 2025-11-25 (initialize and a session, the default) "
+        "or 2026-07-28 (stateless: _meta and headers on every request)",
+    )
+    parser.add_argument(
+        "--cold-starts",
+        type=int,
+        default=COLD_STARTS,
+        metavar="N",
+        help=f"timed cold starts per server (default {COLD_STARTS}; 0 skips them)",
+    )
     args = parser.parse_args()
     scale = 10 if args.quick else max(1, args.scale)
 
     info = {
-        "python": platform.python_version(), "cpus": os.cpu_count(), "machine": platform.machine(),
-        "mcpgen": version("mcpgen"), "mcp": version("mcp"), "uvicorn": version("uvicorn"),
-        "httptools": installed("httptools"), "uvloop": installed("uvloop"), "protocol": args.era,
-        "calls": {c: CALLS[c] // scale for c in CONCURRENCY}, "warmup": {c: WARMUP[c] // scale for c in CONCURRENCY},
-    }  # fmt: skip
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "mcpgen": version("mcpgen"),
+        "mcp": version("mcp"),
+        "uvicorn": version("uvicorn"),
+        "httptools": installed("httptools"),
+        "uvloop": installed("uvloop"),
+        "protocol": args.era,
+        "calls": {c: CALLS[c] // scale for c in CONCURRENCY},
+        "warmup": {c: WARMUP[c] // scale for c in CONCURRENCY},
+    }
     print(
         f"Streamable HTTP tools/call echo, 127.0.0.1; Python {info['python']}, {info['cpus']} CPUs; mcpgen "
         f"{info['mcpgen']}, mcp {info['mcp']}, uvicorn {info['uvicorn']} (1 worker; httptools {info['httptools']}, uvloop {info['uvloop']}); "
@@ -717,8 +789,9 @@ async def main() -> None:
 
     if args.profile:
         path = str(Path(args.profile).resolve())
-        cells = await bench_server("mcpgen", args.modes.split(",")[0], scale, args.max_seconds, (32,),
-                                   {"MCPGEN_BENCH_PROFILE": path}, args.era)  # fmt: skip
+        cells = await bench_server(
+            "mcpgen", args.modes.split(",")[0], scale, args.max_seconds, (32,), {"MCPGEN_BENCH_PROFILE": path}, args.era
+        )
         print(table(cells))
         print()
         print(hot_spots(path))
@@ -749,10 +822,17 @@ async def main() -> None:
         print(f"errors: {c.server} {c.mode} c={c.concurrency}: {c.errors}; first: {c.first_error}")
     for problem in cold_errors:
         print(f"errors: cold start: {problem}")
-    print(f"\n(total {time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f} at the end; the load "
-          "generator runs in this process and shares the CPU with the server: the raw rows are the most it can drive here)")  # fmt: skip
+    print(
+        f"\n(total {time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f} at the end; the load "
+        "generator runs in this process and shares the CPU with the server: the raw rows are the most it can drive here)"
+    )
     if args.json:
-        report = {"info": info, "cells": [asdict(c) for c in cells], "cold_start_ms": cold, "cold_start_errors": cold_errors}
+        report = {
+            "info": info,
+            "cells": [asdict(c) for c in cells],
+            "cold_start_ms": cold,
+            "cold_start_errors": cold_errors,
+        }
         Path(args.json).write_text(json.dumps(report, indent=2))
 
 

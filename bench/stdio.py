@@ -118,7 +118,8 @@ STATELESS_META = (
 )
 STATELESS_CALL = (
     b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{"text":%s},'
-    + STATELESS_META.replace(b"%", b"%%") + b"}}\n"
+    + STATELESS_META.replace(b"%", b"%%")
+    + b"}}\n"
 )
 INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 
@@ -191,10 +192,13 @@ class RawClient:
         """Start ``script`` with this interpreter; ``env`` is its whole environment."""
         spawned_at = time.perf_counter()
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(script),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            str(script),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
             env=env,
-        )  # fmt: skip
+        )
         return cls(name, process, spawned_at)
 
     # receive side
@@ -597,24 +601,47 @@ def rows(results: dict[str, ServerResult]) -> list[Row]:
     out: list[Row] = []
     for in_flight, target in ((1, TARGETS["seq_rps"]), (WINDOW, TARGETS["win_rps"])):
         out += [
-            Row(f"{in_flight} in flight: requests/s", "req/s",
-                per_server(lambda r: r.phase(in_flight).get("rps")), True, target,
-                RAW_TARGETS["win_rps"] if in_flight == WINDOW else None),
-            Row(f"{in_flight} in flight: p50 latency", "ms",
-                per_server(lambda r: r.phase(in_flight).get("p50_ms")), False),
-            Row(f"{in_flight} in flight: p99 latency", "ms",
-                per_server(lambda r: r.phase(in_flight).get("p99_ms")), False),
-            Row(f"{in_flight} in flight: server CPU/call", "µs",
-                per_server(lambda r: r.phase(in_flight).get("server_cpu_us_per_call")), False),
-        ]  # fmt: skip
+            Row(
+                f"{in_flight} in flight: requests/s",
+                "req/s",
+                per_server(lambda r: r.phase(in_flight).get("rps")),
+                True,
+                target,
+                RAW_TARGETS["win_rps"] if in_flight == WINDOW else None,
+            ),
+            Row(
+                f"{in_flight} in flight: p50 latency",
+                "ms",
+                per_server(lambda r: r.phase(in_flight).get("p50_ms")),
+                False,
+            ),
+            Row(
+                f"{in_flight} in flight: p99 latency",
+                "ms",
+                per_server(lambda r: r.phase(in_flight).get("p99_ms")),
+                False,
+            ),
+            Row(
+                f"{in_flight} in flight: server CPU/call",
+                "µs",
+                per_server(lambda r: r.phase(in_flight).get("server_cpu_us_per_call")),
+                False,
+            ),
+        ]
     out += [
         Row(f"cold start, best of {COLD_STARTS}", "ms", per_server(cold(min)), False),
-        Row(f"cold start, median of {COLD_STARTS}", "ms", per_server(cold(statistics.median)), False,
-            TARGETS["cold_median_ms"], RAW_TARGETS["cold_median_ms"]),
+        Row(
+            f"cold start, median of {COLD_STARTS}",
+            "ms",
+            per_server(cold(statistics.median)),
+            False,
+            TARGETS["cold_median_ms"],
+            RAW_TARGETS["cold_median_ms"],
+        ),
         Row("RSS after the first answer", "MiB", per_server(lambda r: mib(r.idle_rss_kib)), False),
         Row(f"RSS after {calls:,} calls", "MiB", per_server(lambda r: mib(r.rss_kib)), False, TARGETS["rss_mib"]),
         Row("peak RSS (VmHWM)", "MiB", per_server(lambda r: mib(r.peak_rss_kib)), False),
-    ]  # fmt: skip
+    ]
     return out
 
 
@@ -653,7 +680,7 @@ def table(results: dict[str, ServerResult]) -> str:
     header = line(("metric (unit)", *names, "mcpgen vs low", "mcpgen vs high", "target", "mcpgen vs raw", "target"))
     out = [header, "-" * len(header)]
     for row in rows(results):
-        out.append(line((
+        cells = (
             f"{row.label} ({row.unit})",
             *(number(row.values.get(n), row.unit) for n in names),
             times(advantage(row, "SDK low"), row.target),
@@ -661,7 +688,8 @@ def table(results: dict[str, ServerResult]) -> str:
             f">={row.target:g}x" if row.target is not None else "",
             times(advantage(row, "raw"), row.raw_target),
             f">={row.raw_target:.2g}x" if row.raw_target is not None else "",
-        )))  # fmt: skip
+        )
+        out.append(line(cells))
     out += [
         "",
         "mcpgen vs ...: mcpgen's advantage, >1 = mcpgen better: mcpgen ÷ other for req/s;",
@@ -688,11 +716,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="divide every call count by 10")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers here")
-    parser.add_argument("--threaded", action="store_true",
-                        help="call echo_threaded, a plain def that mcpgen runs in its thread pool")  # fmt: skip
-    parser.add_argument("--era", choices=ERAS, default=PROTOCOL_VERSION,
-                        help="the protocol revision spoken: 2025-11-25 (initialize handshake, the default) "
-                             "or 2026-07-28 (stateless: the _meta envelope on every request)")  # fmt: skip
+    parser.add_argument(
+        "--threaded", action="store_true", help="call echo_threaded, a plain def that mcpgen runs in its thread pool"
+    )
+    parser.add_argument(
+        "--era",
+        choices=ERAS,
+        default=PROTOCOL_VERSION,
+        help="the protocol revision spoken: 2025-11-25 (initialize handshake, the default) "
+        "or 2026-07-28 (stateless: the _meta envelope on every request)",
+    )
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     if args.threaded:
@@ -723,8 +756,13 @@ def main() -> int:
     if args.json is not None:
         report = {
             "versions": versions,
-            "settings": {**counts, "window": WINDOW, "cold_starts": COLD_STARTS, "protocol": args.era,
-                         "tool": RawClient.tool.decode()},
+            "settings": {
+                **counts,
+                "window": WINDOW,
+                "cold_starts": COLD_STARTS,
+                "protocol": args.era,
+                "tool": RawClient.tool.decode(),
+            },
             "targets": TARGETS,
             "raw_targets": RAW_TARGETS,
             "servers": {name: asdict(r) for name, r in results.items()},

@@ -131,8 +131,15 @@ def harness_env() -> dict[str, str]:
 def harness(args: list[str], log: Path, timeout: float) -> tuple[int, str]:
     """Run the harness CLI; its output goes to `log` (appended) and our stderr."""
     try:
-        proc = subprocess.run([str(BIN / "conformance"), *args], env=harness_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, timeout=timeout, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [str(BIN / "conformance"), *args],
+            env=harness_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         rc, output = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout or b""
@@ -147,8 +154,14 @@ def harness(args: list[str], log: Path, timeout: float) -> tuple[int, str]:
 
 def leg_scenarios(side: str, leg: str) -> list[str]:
     """The scenarios `--suite all` selects in this leg, as the harness lists them."""
-    proc = subprocess.run([str(BIN / "conformance"), "list", f"--{side}", *LEGS[leg]], env=harness_env(),
-                          capture_output=True, text=True, check=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [str(BIN / "conformance"), "list", f"--{side}", *LEGS[leg]],
+        env=harness_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     return re.findall(r"^  - (\S+)", proc.stdout, flags=re.MULTILINE)
 
 
@@ -175,8 +188,9 @@ def read_baseline(path: Path, side: str) -> list[str]:
         return []
     code = "const Y=require('yaml');const d=Y.parse(require('fs').readFileSync(process.argv[1],'utf8'))??{};"
     code += f"console.log(JSON.stringify(d[{json.dumps(side)}]??[]))"
-    proc = subprocess.run([str(BIN / "node"), "-e", code, str(path)], cwd=HERE, capture_output=True, text=True,
-                          check=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [str(BIN / "node"), "-e", code, str(path)], cwd=HERE, capture_output=True, text=True, check=True, timeout=60
+    )
     return [str(entry) for entry in json.loads(proc.stdout)]
 
 
@@ -239,8 +253,16 @@ def run_client(leg: str, out: Path, baseline: Path | None, scenarios: list[str])
     rc = 0
     results: dict[str, Scenario] = {}
     for name in scenarios:
-        common = ["client", "--command", CLIENT_COMMAND, "--scenario", name, *LEGS[leg],
-                  "--timeout", str(CLIENT_TIMEOUT_MS)]  # fmt: skip
+        common = [
+            "client",
+            "--command",
+            CLIENT_COMMAND,
+            "--scenario",
+            name,
+            *LEGS[leg],
+            "--timeout",
+            str(CLIENT_TIMEOUT_MS),
+        ]
         common += ["--expected-failures", str(baseline)] if baseline else []
         first = out / "runs" / name.replace("/", "_")
         code, output = harness([*common, "--output-dir", str(first)], out / "harness.log", CLIENT_SCENARIO_SECONDS)
@@ -257,8 +279,9 @@ def run_client(leg: str, out: Path, baseline: Path | None, scenarios: list[str])
     return rc, results
 
 
-def run_leg(side: str, leg: str, out: Path, scenarios: list[str] | None, rewrite: bool,
-            baseline: Path | None = None) -> tuple[int, int, int]:  # fmt: skip
+def run_leg(
+    side: str, leg: str, out: Path, scenarios: list[str] | None, rewrite: bool, baseline: Path | None = None
+) -> tuple[int, int, int]:
     """Run one leg; returns (exit code, scenarios passed, scenarios failed)."""
     path = baseline or EXPECTED / f"{side}-{leg}.yml"
     if not rewrite and not path.exists():

@@ -56,8 +56,11 @@ def test_audio_content() -> AudioContent:
 
 @server.tool(description="Returns an embedded resource.")
 def test_embedded_resource() -> EmbeddedResource:
-    return EmbeddedResource(resource=TextResourceContents(
-        uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."))  # fmt: skip
+    return EmbeddedResource(
+        resource=TextResourceContents(
+            uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."
+        )
+    )
 
 
 @server.tool(description="Returns text, an image and a resource.")
@@ -65,8 +68,11 @@ def test_multiple_content_types() -> list[ContentBlock]:
     return [
         TextContent(text="Multiple content types test:"),
         ImageContent(data=PNG, mime_type="image/png"),
-        EmbeddedResource(resource=TextResourceContents(
-            uri="test://mixed-content-resource", mime_type="application/json", text='{"test":"data","value":123}')),  # fmt: skip
+        EmbeddedResource(
+            resource=TextResourceContents(
+                uri="test://mixed-content-resource", mime_type="application/json", text='{"test":"data","value":123}'
+            )
+        ),
     ]
 
 
@@ -138,8 +144,11 @@ async def test_elicitation_sep1330_enums(ctx: Context) -> str:
         "properties": {
             "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
             "titledSingle": {"type": "string", "oneOf": pairs},
-            "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
-                           "enumNames": ["Option 1", "Option 2", "Option 3"]},  # fmt: skip
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option 1", "Option 2", "Option 3"],
+            },
             "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
             "titledMulti": {"type": "array", "items": {"anyOf": pairs}},
         },
@@ -200,7 +209,9 @@ X_MCP_HEADER_SCHEMA = {
 }
 
 
-@server.tool(description="Mirrors its region argument in the Mcp-Param-Region header.", input_schema=X_MCP_HEADER_SCHEMA)
+@server.tool(
+    description="Mirrors its region argument in the Mcp-Param-Region header.", input_schema=X_MCP_HEADER_SCHEMA
+)
 def test_x_mcp_header(region: str) -> str:
     return f"region={region}"
 
@@ -355,7 +366,9 @@ def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
 
 @server.prompt(description="A prompt embedding a resource.")
 def test_prompt_with_embedded_resource(resourceUri: str) -> list[PromptMessage]:  # noqa: N803 (wire name)
-    resource = TextResourceContents(uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing.")
+    resource = TextResourceContents(
+        uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing."
+    )
     return [
         PromptMessage(role="user", content=EmbeddedResource(resource=resource)),
         PromptMessage(role="user", content=TextContent(text="Please process the embedded resource above.")),

@@ -94,8 +94,12 @@ def TestOneInput(data: bytes) -> None:  # noqa: N802 - the name atheris calls
         fuzz.assert_healthy()
     if _inputs % REPORT_EVERY == 0:
         elapsed = time.monotonic() - _started
-        print(f"#fuzz_frames {_inputs} inputs, {fuzz.frames} frames fed, {_inputs / elapsed:.0f}/s, "
-              f"skipped {fuzz.skipped}, known bugs {dict(fuzz.known)}", file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"#fuzz_frames {_inputs} inputs, {fuzz.frames} frames fed, {_inputs / elapsed:.0f}/s, "
+            f"skipped {fuzz.skipped}, known bugs {dict(fuzz.known)}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _arguments(argv: list[str]) -> list[str]:

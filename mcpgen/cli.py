@@ -52,6 +52,7 @@ out = _Output(soft_wrap=True)
 F = TypeVar("F", bound=Callable[..., Any])
 _state = {"debug": False}
 
+
 def _reflow(doc: str) -> str:
     """A docstring as typer's rich help should get it: that keeps every line break in the
     paragraphs after the first, so prose paragraphs are joined into one line each (the
@@ -275,7 +276,9 @@ def revisions(debug: Debug = False) -> None:
 
 @command
 def new(
-    name: Annotated[str, typer.Argument(help="The project's name: a Python package name (hyphens become underscores).")],
+    name: Annotated[
+        str, typer.Argument(help="The project's name: a Python package name (hyphens become underscores).")
+    ],
     directory: Annotated[Path | None, typer.Option("--dir", "-d", help="Where to create it. Default: ./NAME.")] = None,
     transport: Annotated[str, typer.Option(help="stdio, or http (Streamable HTTP on 127.0.0.1).")] = "stdio",
     force: Annotated[bool, typer.Option("--force", help="Write into a directory that is not empty.")] = False,
@@ -299,13 +302,20 @@ def new(
         validate_name(name)
         target = directory or Path(name)
         written = create_project(
-            name, target, transport=transport, force=force, mcpgen_requirement=_mcpgen_requirement(target)  # type: ignore[arg-type]
+            name,
+            target,
+            transport=transport,
+            force=force,
+            mcpgen_requirement=_mcpgen_requirement(target),  # type: ignore[arg-type]
         )
     except ScaffoldError as exc:
         fail(str(exc))
     out.print(f"created {target} ({len(written)} files). Next:", highlight=False)
-    out.print(f"  cd {target} && python -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && pytest",
-              highlight=False, markup=False)  # fmt: skip
+    out.print(
+        f"  cd {target} && python -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && pytest",
+        highlight=False,
+        markup=False,
+    )
 
 
 def _mcpgen_requirement(target: Path) -> str:
@@ -364,16 +374,20 @@ def call(
     header: Annotated[list[str] | None, typer.Option("--header", "-H", help="HTTP header `Name: value`.")] = None,
     transport: Annotated[
         str,
-        typer.Option(help="auto, stdio, http (Streamable HTTP) or sse (legacy HTTP+SSE). auto: a URL ending in /sse "
-                     "is sse; other URLs are tried as http, then as sse."),
+        typer.Option(
+            help="auto, stdio, http (Streamable HTTP) or sse (legacy HTTP+SSE). auto: a URL ending in /sse "
+            "is sse; other URLs are tried as http, then as sse."
+        ),
     ] = "auto",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Hide the stdio server's stderr.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print raw JSON instead of text.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for each answer.")] = 30.0,
     era: Annotated[
         str,
-        typer.Option(help="auto (probe with server/discover, else initialize), handshake, stateless, "
-                     "or a protocol version such as 2025-11-25."),
+        typer.Option(
+            help="auto (probe with server/discover, else initialize), handshake, stateless, "
+            "or a protocol version such as 2025-11-25."
+        ),
     ] = "auto",
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Say which protocol era and version were spoken (stderr).")
@@ -401,8 +415,20 @@ def call(
     with user_errors():
         try:
             code = asyncio.run(
-                run_call(target, action or [], arg or [], header or [], json_output, timeout, out, err, transport, quiet,
-                         era=era, verbose=verbose)
+                run_call(
+                    target,
+                    action or [],
+                    arg or [],
+                    header or [],
+                    json_output,
+                    timeout,
+                    out,
+                    err,
+                    transport,
+                    quiet,
+                    era=era,
+                    verbose=verbose,
+                )
             )
         except CallError as exc:
             fail(str(exc))
@@ -457,7 +483,9 @@ def install(
         str, typer.Argument(metavar="FILE", help="The server's Python file or module (FILE:NAME as for `mcpgen run`).")
     ],
     name: Annotated[str | None, typer.Option(help="The server's name in the host. Default: the file's name.")] = None,
-    env: Annotated[list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE for the server's environment.")] = None,
+    env: Annotated[
+        list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE for the server's environment.")
+    ] = None,
     config: Annotated[Path | None, typer.Option(help="The config file to write. Default: the host's own.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the new config; write nothing.")] = False,
     debug: Debug = False,
@@ -488,8 +516,11 @@ def install(
             sys.stdout.write(written.text)
         else:
             verb = "replaced" if written.replaced else "added"
-            out.print(f"{verb} {written.name!r} in {written.path}; restart {written.host_label} to use it",
-                      highlight=False, markup=False)  # fmt: skip
+            out.print(
+                f"{verb} {written.name!r} in {written.path}; restart {written.host_label} to use it",
+                highlight=False,
+                markup=False,
+            )
 
 
 def main() -> None:

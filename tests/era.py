@@ -63,7 +63,9 @@ class EraPeer:
             meta["io.modelcontextprotocol/logLevel"] = self.log_level
         return meta
 
-    async def call(self, method: str, params: dict[str, Any] | None = None, *, meta: dict[str, Any] | None = None) -> Any:
+    async def call(
+        self, method: str, params: dict[str, Any] | None = None, *, meta: dict[str, Any] | None = None
+    ) -> Any:
         params = dict(params or {})
         full_meta = self.meta(meta)
         if full_meta:
@@ -112,7 +114,9 @@ class EraPeer:
 
 
 @contextlib.asynccontextmanager
-async def era_peer(era: str, *args: str, answer: Answer = default_answers, log_level: str | None = None) -> AsyncIterator[EraPeer]:
+async def era_peer(
+    era: str, *args: str, answer: Answer = default_answers, log_level: str | None = None
+) -> AsyncIterator[EraPeer]:
     """The demo server over stdio, spoken to in ``era``."""
     raw = await RawPeer.start(*args, script=DEMO)
     peer = EraPeer(raw, era, answer, log_level)

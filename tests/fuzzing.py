@@ -318,8 +318,9 @@ class Expectation:
     message: Any = None  # the parsed frame, when it parsed
 
     def alternatively(self, *more: Option) -> Expectation:
-        return Expectation(self.category, self.options + more, self.method, self.id, None, self.long_running,
-                           self.message)  # fmt: skip
+        return Expectation(
+            self.category, self.options + more, self.method, self.id, None, self.long_running, self.message
+        )
 
 
 def _error(code: int, rid: Any, why: str) -> Option:
@@ -441,8 +442,15 @@ def _expect_invalid_utf8(frame: bytes) -> Expectation:
     if lenient.options != strict.options:
         options.extend(lenient.options)
         if lenient.id is not NO_ID:
-            options.append(Option(True, lenient.id, frozenset({INVALID_REQUEST, INVALID_PARAMS}), False,
-                                  "a string the server reads is not UTF-8"))  # fmt: skip
+            options.append(
+                Option(
+                    True,
+                    lenient.id,
+                    frozenset({INVALID_REQUEST, INVALID_PARAMS}),
+                    False,
+                    "a string the server reads is not UTF-8",
+                )
+            )
         else:
             options.append(_error(INVALID_REQUEST, NO_ID, "a string the server reads is not UTF-8"))
     return Expectation("invalid-utf8", tuple(options), lenient.method, lenient.id, None, lenient.long_running, message)
@@ -534,8 +542,9 @@ def expect_batch(frames: Sequence[bytes]) -> list[Expectation]:
             before = started.get((type(rid), rid), False)
             duplicate = _error(INVALID_REQUEST, rid, f"id {rid!r} is already in flight")
             if before is True:
-                expectation = Expectation("duplicate", (duplicate,), expectation.method, rid, False, False,
-                                          expectation.message)  # fmt: skip
+                expectation = Expectation(
+                    "duplicate", (duplicate,), expectation.method, rid, False, False, expectation.message
+                )
             elif before is None:
                 expectation = expectation.alternatively(duplicate)
             if before is not True and expectation.starts is not False:
@@ -717,9 +726,7 @@ def _not_utf8(frame: bytes, expectation: Expectation) -> bool:
 
 def _unicode_error_and_silence(outcome: Outcome, expectation: Expectation) -> bool:
     return (
-        bool(outcome.raised)
-        and all(r.startswith("UnicodeDecodeError") for r in outcome.raised)
-        and not outcome.replies
+        bool(outcome.raised) and all(r.startswith("UnicodeDecodeError") for r in outcome.raised) and not outcome.replies
     )
 
 
@@ -768,8 +775,8 @@ def _bad_progress_token(frame: bytes, expectation: Expectation) -> bool:
 
 
 def _served_anyway(outcome: Outcome, expectation: Expectation) -> bool:
-    return not outcome.raised and not outcome.hung and all(
-        r.message.get("id") == expectation.id for r in outcome.replies
+    return (
+        not outcome.raised and not outcome.hung and all(r.message.get("id") == expectation.id for r in outcome.replies)
     )
 
 
@@ -846,9 +853,11 @@ def frame_of(message: JsonValue) -> bytes:
 
 
 INIT: Final[dict[str, Any]] = {
-    "jsonrpc": "2.0", "id": "init", "method": "initialize",
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
     "params": {"protocolVersion": SCHEMA_REVISION, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}},
-}  # fmt: skip
+}
 INITIALIZED: Final[dict[str, Any]] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
@@ -915,8 +924,15 @@ class FuzzHarness:
         if not await self._settle():
             for rid in [*self.session._inflight, *getattr(self.session, "_queued", {})]:
                 outcome.cancelled.append(rid)
-                self.session.on_frame(frame_of({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                                "params": {"requestId": rid, "reason": "fuzz bound"}}))  # fmt: skip
+                self.session.on_frame(
+                    frame_of(
+                        {
+                            "jsonrpc": "2.0",
+                            "method": "notifications/cancelled",
+                            "params": {"requestId": rid, "reason": "fuzz bound"},
+                        }
+                    )
+                )
             if not await self._settle():
                 outcome.hung = [repr(t)[:200] for t in self._busy()]
                 for task in self._busy():
@@ -1115,10 +1131,20 @@ CORPUS: Final[list[dict[str, Any]]] = [
     _call(51, "prompts/get", {"name": "review", "arguments": {}}),
     _call(52, "prompts/get", {"name": "chat", "arguments": {"topic": "fuzzing"}}),
     _call(53, "prompts/get", {"name": "nope"}),
-    _call(60, "completion/complete", {"ref": {"type": "ref/prompt", "name": "review"},
-                                      "argument": {"name": "language", "value": "p"}}),  # fmt: skip
-    _call(61, "completion/complete", {"ref": {"type": "ref/resource", "uri": "file:///{name}"},
-                                      "argument": {"name": "name", "value": "n"}, "context": {"arguments": {}}}),  # fmt: skip
+    _call(
+        60,
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "language", "value": "p"}},
+    ),
+    _call(
+        61,
+        "completion/complete",
+        {
+            "ref": {"type": "ref/resource", "uri": "file:///{name}"},
+            "argument": {"name": "name", "value": "n"},
+            "context": {"arguments": {}},
+        },
+    ),
     _call(70, "logging/setLevel", {"level": "debug"}),
     _call(71, "logging/setLevel", {"level": "loud"}),
     _call(80, "tasks/list"),
@@ -1151,6 +1177,7 @@ JSON_SAMPLES: Final[dict[str, list[JsonValue]]] = {
     "object": [{}, {"a": 1}, {"_meta": {}}],
 }
 JSON_TYPES: Final = tuple(JSON_SAMPLES)
+# Forty short tokens, grouped by kind (numbers, strings, JSON keys, bad bytes, punctuation).
 TOKENS: Final[list[bytes]] = [
     b"null", b"true", b"false", b"0", b"-0", b"1.5", b"1e400", b"-1e400", b"12345678901234567890",
     b"123456789012345678901234567890", b"1e-400", b'""', b'"\\ud800"', b'"\\udc00x"', b'"\\u0000"', b"[]", b"{}",
@@ -1206,6 +1233,7 @@ class FrameFactory:
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
+        # Mutator and weight pairs, packed so that the weights compare at a glance.
         self.kinds: list[tuple[Callable[[], bytes], int]] = [
             (self.corpus, 4), (self.truncated, 10), (self.byte_mutated, 20), (self.token_spliced, 12),
             (self.random_bytes, 5), (self.invalid_utf8, 6), (self.wrong_type, 14), (self.random_id, 6),
@@ -1264,8 +1292,9 @@ class FrameFactory:
 
     def invalid_utf8(self) -> bytes:
         frame = self.corpus()
-        bad = self.rng.choice((b"\xff", b"\xfe\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc0\xaf", b"\x80",
-                               b"\xf4\x90\x80\x80"))  # fmt: skip
+        bad = self.rng.choice(
+            (b"\xff", b"\xfe\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc0\xaf", b"\x80", b"\xf4\x90\x80\x80")
+        )
         strings = [i for i, b in enumerate(frame) if b == 0x22]
         at = self.rng.choice(strings) + 1 if strings and self.rng.random() < 0.8 else self.rng.randrange(len(frame) + 1)
         return frame[:at] + bad + frame[at:]
@@ -1293,16 +1322,28 @@ class FrameFactory:
 
     def random_id(self) -> bytes:
         message = dict(self.message())
-        message["id"] = self.rng.choice([*itertools.chain(*JSON_SAMPLES.values()), -(2**63), 2**64 - 1, 2**64,
-                                         10**20, 1.0, -0.0, "", "1", " "])  # fmt: skip
+        message["id"] = self.rng.choice(
+            [*itertools.chain(*JSON_SAMPLES.values()), -(2**63), 2**64 - 1, 2**64, 10**20, 1.0, -0.0, "", "1", " "]
+        )
         if self.rng.random() < 0.2:
             del message["id"]
         return frame_of(message)
 
     def huge_number(self) -> bytes:
         frame = frame_of(self.message())
-        number = self.rng.choice((b"1e400", b"-1e400", b"1e-400", b"12345678901234567890", b"-12345678901234567890",
-                                  b"9" * 40, b"1" + b"0" * 400, b"0.0000000000000000000000000001", b"1E+308"))  # fmt: skip
+        number = self.rng.choice(
+            (
+                b"1e400",
+                b"-1e400",
+                b"1e-400",
+                b"12345678901234567890",
+                b"-12345678901234567890",
+                b"9" * 40,
+                b"1" + b"0" * 400,
+                b"0.0000000000000000000000000001",
+                b"1E+308",
+            )
+        )
         spots = [i for i in range(len(frame)) if frame[i : i + 1] in (b":", b"[") and frame[i + 1 : i + 2] != b'"']
         if not spots:
             return frame
@@ -1322,7 +1363,11 @@ class FrameFactory:
         if where == 1:
             return b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' + inner + b"}}"
         if where == 2:
-            return b'{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"echo","arguments":{"text":' + inner + b"}}}"
+            return (
+                b'{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"echo","arguments":{"text":'
+                + inner
+                + b"}}}"
+            )
         return b'{"jsonrpc":"2.0","id":2,"method":"ping","extra":' + inner + b"}"
 
     def bad_notification(self) -> bytes:

@@ -25,7 +25,9 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], timeout: float = 1
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}: {process.stderr.read() if process.stderr else ''}")
+            raise RuntimeError(
+                f"the server exited with {process.returncode}: {process.stderr.read() if process.stderr else ''}"
+            )
         try:
             httpx.get(url, timeout=0.5)
             return

@@ -19,8 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def run(script: str, out: Path, *args: str, timeout: float = 300) -> Any:
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / script), "--json", str(out), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return json.loads(out.read_text())
 
@@ -63,8 +66,18 @@ def test_http_bench(tmp_path: Path) -> None:
 def test_http_bench_stateless_era(tmp_path: Path) -> None:
     """2026-07-28: no session; _meta and the MCP-Protocol-Version, Mcp-Method and Mcp-Name
     headers on every call; every answer checked for resultType "complete"; cold starts."""
-    report = run("http.py", tmp_path / "http.json", "--scale", "20", "--era", "2026-07-28",
-                 "--modes", "json,sse,progress", "--cold-starts", "2")  # fmt: skip
+    report = run(
+        "http.py",
+        tmp_path / "http.json",
+        "--scale",
+        "20",
+        "--era",
+        "2026-07-28",
+        "--modes",
+        "json,sse,progress",
+        "--cold-starts",
+        "2",
+    )
     assert report["info"]["protocol"] == "2026-07-28"
     cells = {(c["server"], c["mode"], c["concurrency"]): c for c in report["cells"]}
     for server in ("raw", "mcpgen", "SDK"):

@@ -60,9 +60,14 @@ async def http_url(tmp_path: Path) -> AsyncIterator[str]:
     """tests/servers/blocking.py over Streamable HTTP on port 0; the URL is what it
     printed on stderr."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, str(SERVER), str(tmp_path), "http", stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        str(SERVER),
+        str(tmp_path),
+        "http",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     assert process.stderr is not None
     try:
         line = (await asyncio.wait_for(process.stderr.readline(), PATIENCE)).decode()
@@ -322,7 +327,10 @@ def test_async_handlers_cannot_be_declared_blocking() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("script", "args"),
-    [("stdio.py", ["--threaded", "--quick"]), ("http.py", ["--modes", "thread", "--servers", "mcpgen,SDK", "--scale", "20"])],
+    [
+        ("stdio.py", ["--threaded", "--quick"]),
+        ("http.py", ["--modes", "thread", "--servers", "mcpgen,SDK", "--scale", "20"]),
+    ],
 )
 def test_the_thread_pool_benchmark_modes_run_and_every_call_comes_back_right(
     script: str, args: list[str], tmp_path: Path
@@ -331,8 +339,11 @@ def test_the_thread_pool_benchmark_modes_run_and_every_call_comes_back_right(
     out = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, str(root / "bench" / script), "--json", str(out), *args],
-        cwd=root, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     report = json.loads(out.read_text())
     if script == "stdio.py":

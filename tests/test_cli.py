@@ -29,8 +29,8 @@ def test_generate_writes_a_self_contained_importable_package(tmp_path: Path) -> 
     assert "revision 2025-06-18" in proc.stdout
     code = (
         "from mypkg.mcp import decode, encode, ElicitRequest, REVISION;"
-        "m = decode(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\","
-        "\"params\":{\"message\":\"hi\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}', ElicitRequest);"
+        'm = decode(b\'{"jsonrpc":"2.0","id":1,"method":"elicitation/create",'
+        '"params":{"message":"hi","requestedSchema":{"type":"object","properties":{}}}}\', ElicitRequest);'
         "print(REVISION, type(m).__name__)"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
@@ -121,7 +121,9 @@ def test_debug_after_the_command_shows_the_traceback(tmp_path: Path) -> None:
 
 def wide(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "mcpgen.cli", *args], capture_output=True, text=True, cwd=ROOT, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgen.cli", *args], capture_output=True, text=True, cwd=ROOT, env=env
+    )
 
 
 def test_help_has_no_type_noise_and_summaries_fit_one_line() -> None:

@@ -32,8 +32,9 @@ CLIENT_SECONDS = 900
 
 
 def run(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(RUN), *args], capture_output=True, text=True, timeout=timeout,
-                          check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(RUN), *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def explain(proc: subprocess.CompletedProcess[str]) -> str:
@@ -71,8 +72,9 @@ def test_client_leg_passes_with_its_baseline(leg: str) -> None:
 def test_a_stale_server_entry_fails_the_leg(tmp_path: Path) -> None:
     baseline = tmp_path / "stale.yml"
     baseline.write_text("server:\n  - ping\n")  # ping passes at 2025-11-25
-    proc = run("server", "--leg", "2025-11-25", "--scenario", "ping", "--baseline", str(baseline),
-               timeout=SERVER_SECONDS)  # fmt: skip
+    proc = run(
+        "server", "--leg", "2025-11-25", "--scenario", "ping", "--baseline", str(baseline), timeout=SERVER_SECONDS
+    )
     assert proc.returncode == 1, explain(proc)
     assert "Stale baseline entries" in proc.stderr
     assert "PASS ping:" in proc.stdout
@@ -88,8 +90,9 @@ def test_an_unlisted_server_failure_fails_the_leg(tmp_path: Path) -> None:
     listed.sort(key=lambda name: not name.startswith("tasks-"))  # the extension least likely to land soon
     baseline = tmp_path / "empty.yml"
     baseline.write_text("server: []\n")
-    proc = run("server", "--leg", "default", "--scenario", listed[0], "--baseline", str(baseline),
-               timeout=SERVER_SECONDS)  # fmt: skip
+    proc = run(
+        "server", "--leg", "default", "--scenario", listed[0], "--baseline", str(baseline), timeout=SERVER_SECONDS
+    )
     assert proc.returncode == 1, explain(proc)
     assert "Unexpected failures (not in baseline)" in proc.stderr
     assert proc.stdout.splitlines()[-1] == "0 passed, 1 failed"
@@ -99,8 +102,16 @@ def test_an_unlisted_server_failure_fails_the_leg(tmp_path: Path) -> None:
 def test_a_scenario_the_harness_does_not_know_fails(tmp_path: Path) -> None:
     baseline = tmp_path / "empty.yml"
     baseline.write_text("server: []\n")
-    proc = run("server", "--leg", "default", "--scenario", "no-such-scenario", "--baseline", str(baseline),
-               timeout=SERVER_SECONDS)  # fmt: skip
+    proc = run(
+        "server",
+        "--leg",
+        "default",
+        "--scenario",
+        "no-such-scenario",
+        "--baseline",
+        str(baseline),
+        timeout=SERVER_SECONDS,
+    )
     assert proc.returncode == 1, explain(proc)
     assert "FAIL no-such-scenario" in proc.stdout
     assert proc.stdout.splitlines()[-1] == "0 passed, 1 failed"
@@ -110,8 +121,9 @@ def test_a_scenario_the_harness_does_not_know_fails(tmp_path: Path) -> None:
 def test_a_stale_client_entry_fails_without_a_retry(tmp_path: Path) -> None:
     baseline = tmp_path / "stale.yml"
     baseline.write_text("client:\n  - initialize\n")  # the do-nothing-proof initialize passes
-    proc = run("client", "--leg", "2025-11-25", "--scenario", "initialize", "--baseline", str(baseline),
-               timeout=CLIENT_SECONDS)  # fmt: skip
+    proc = run(
+        "client", "--leg", "2025-11-25", "--scenario", "initialize", "--baseline", str(baseline), timeout=CLIENT_SECONDS
+    )
     assert proc.returncode == 1, explain(proc)
     assert "Stale baseline entries" in proc.stderr
     assert "retried" not in proc.stdout
@@ -121,15 +133,36 @@ def test_a_stale_client_entry_fails_without_a_retry(tmp_path: Path) -> None:
 def test_write_baseline_rewrites_only_the_scenarios_run(tmp_path: Path) -> None:
     baseline = tmp_path / "b.yml"
     baseline.write_text("server:\n  - ping\n  - tasks-lifecycle\n")
-    proc = run("server", "--leg", "default", "--scenario", "ping", "--scenario", "caching",
-               "--baseline", str(baseline), "--write-baseline", timeout=SERVER_SECONDS)  # fmt: skip
+    proc = run(
+        "server",
+        "--leg",
+        "default",
+        "--scenario",
+        "ping",
+        "--scenario",
+        "caching",
+        "--baseline",
+        str(baseline),
+        "--write-baseline",
+        timeout=SERVER_SECONDS,
+    )
     assert proc.returncode == 0, explain(proc)
     listed = re.findall(r"^  - (\S+)$", baseline.read_text(), flags=re.MULTILINE)
     assert "ping" not in listed and "tasks-lifecycle" in listed  # ping passes; tasks-lifecycle was not run
     caching_failed = "FAIL caching" in proc.stdout
     assert any(entry.startswith("caching") for entry in listed) == caching_failed
-    proc = run("server", "--leg", "default", "--scenario", "ping", "--scenario", "caching",
-               "--baseline", str(baseline), timeout=SERVER_SECONDS)  # fmt: skip
+    proc = run(
+        "server",
+        "--leg",
+        "default",
+        "--scenario",
+        "ping",
+        "--scenario",
+        "caching",
+        "--baseline",
+        str(baseline),
+        timeout=SERVER_SECONDS,
+    )
     assert proc.returncode == 0, explain(proc)
 
 
@@ -140,8 +173,17 @@ def check(cid: str, status: str) -> dict[str, object]:
 def test_entries_follow_the_harness_reduction() -> None:
     Scenario = load_run().Scenario
     # Worst status per id wins; INFO is ignored; WARNING counts as a failure.
-    mixed = Scenario("s", [check("a", "SUCCESS"), check("a", "FAILURE"), check("b", "SUCCESS"), check("c", "WARNING"),
-                           check("d", "INFO"), check("wire-schema-valid", "SUCCESS")])  # fmt: skip
+    mixed = Scenario(
+        "s",
+        [
+            check("a", "SUCCESS"),
+            check("a", "FAILURE"),
+            check("b", "SUCCESS"),
+            check("c", "WARNING"),
+            check("d", "INFO"),
+            check("wire-schema-valid", "SUCCESS"),
+        ],
+    )
     assert mixed.failing() == ["a", "c"]
     assert mixed.entries() == ["s:a", "s:c"]  # b passes: list checks, so a new failure still shows
     # Nothing real passes (a valid wire alone does not count): the whole scenario.
@@ -155,16 +197,22 @@ def test_results_are_read_from_folders_and_from_scenarios_that_threw(tmp_path: P
     module = load_run()
     (tmp_path / "server-tools-list-2026-08-20T10-11-12-345Z").mkdir()
     (tmp_path / "server-tools-list-2026-08-20T10-11-12-345Z" / "checks.json").write_text(
-        json.dumps([check("tools-list", "SUCCESS")]))  # fmt: skip
+        json.dumps([check("tools-list", "SUCCESS")])
+    )
     (tmp_path / "auth" / "iss-supported-2026-08-20T10-11-13-000Z").mkdir(parents=True)
     (tmp_path / "auth" / "iss-supported-2026-08-20T10-11-13-000Z" / "checks.json").write_text(
-        json.dumps([check("sep-2468-client-compare-iss-supported", "FAILURE")]))  # fmt: skip
+        json.dumps([check("sep-2468-client-compare-iss-supported", "FAILURE")])
+    )
     (tmp_path / "server-sep-2640-skills-manifest-2026-08-20T10-11-14-000Z").mkdir()  # threw: no checks.json
     (tmp_path / "server-tasks-status-notifications-2026-08-20T10-11-15-000Z").mkdir()  # no checks at all
     output = "Failed to run scenario sep-2640-skills-manifest: Bad Request\n"
     results = module.read_results(tmp_path, output)
-    assert sorted(results) == ["auth/iss-supported", "sep-2640-skills-manifest", "tasks-status-notifications",
-                               "tools-list"]  # fmt: skip
+    assert sorted(results) == [
+        "auth/iss-supported",
+        "sep-2640-skills-manifest",
+        "tasks-status-notifications",
+        "tools-list",
+    ]
     assert results["tools-list"].failing() == []
     assert results["auth/iss-supported"].entries() == ["auth/iss-supported"]
     assert results["sep-2640-skills-manifest"].entries() == ["sep-2640-skills-manifest"]

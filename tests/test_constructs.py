@@ -26,30 +26,57 @@ SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$defs": {
         # Mutually recursive aliases: a value is a map of values, a list of values or a scalar.
-        "Value": {"anyOf": [{"$ref": "#/$defs/Map"}, {"type": "array", "items": {"$ref": "#/$defs/Value"}},
-                            {"type": ["string", "number", "boolean", "null"]}]},
+        "Value": {
+            "anyOf": [
+                {"$ref": "#/$defs/Map"},
+                {"type": "array", "items": {"$ref": "#/$defs/Value"}},
+                {"type": ["string", "number", "boolean", "null"]},
+            ]
+        },
         "Map": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Value"}},
         # A recursive struct (a cycle through a class is fine for msgspec).
-        "Node": {"type": "object", "properties": {"name": {"type": "string"},
-                 "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}, "required": ["name"]},
+        "Node": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+            },
+            "required": ["name"],
+        },
         "Base": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
         # $ref with constraining siblings: Base and the extra properties both apply.
-        "Extended": {"$ref": "#/$defs/Base", "properties": {"label": {"type": "string", "maxLength": 8}},
-                     "required": ["label"], "description": "Base plus a label."},
-        "Merged": {"allOf": [{"$ref": "#/$defs/Base"}, {"properties": {"tags": {"type": "array",
-                   "items": {"type": "string"}}}, "required": ["tags"]}]},
-        "Shape": {"oneOf": [
-            {"type": "object", "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
-             "required": ["kind", "r"]},
-            {"type": "object", "properties": {"kind": {"const": "square"}, "side": {"type": "number"}},
-             "required": ["kind", "side"]}]},
+        "Extended": {
+            "$ref": "#/$defs/Base",
+            "properties": {"label": {"type": "string", "maxLength": 8}},
+            "required": ["label"],
+            "description": "Base plus a label.",
+        },
+        "Merged": {
+            "allOf": [
+                {"$ref": "#/$defs/Base"},
+                {"properties": {"tags": {"type": "array", "items": {"type": "string"}}}, "required": ["tags"]},
+            ]
+        },
+        "Shape": {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
+                    "required": ["kind", "r"],
+                },
+                {
+                    "type": "object",
+                    "properties": {"kind": {"const": "square"}, "side": {"type": "number"}},
+                    "required": ["kind", "side"],
+                },
+            ]
+        },
         "Color": {"enum": ["red", "green"]},
-        "Headers": {"type": "object", "patternProperties": {"^x-": {"type": "string"}},
-                    "additionalProperties": False},
+        "Headers": {"type": "object", "patternProperties": {"^x-": {"type": "string"}}, "additionalProperties": False},
         "Loose": {"type": "object", "patternProperties": {"^n-": {"type": "integer"}}},
         "Open": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {}},
     },
-}  # fmt: skip
+}
 
 
 def write_schema(tmp_path: Path, doc: dict[str, Any], name: str = "schema.json") -> Path:
@@ -73,7 +100,7 @@ def pkg(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
 def test_recursive_aliases_decode_any_json_value_intact(pkg: ModuleType) -> None:
     value = {"a": [1, 2.5, None, {"b": [True, "s"]}], "c": {}}
     assert pkg.decode(json.dumps(value), pkg.Map) == value
-    assert pkg.decode(b"[1, {\"x\": null}]", pkg.Value) == [1, {"x": None}]
+    assert pkg.decode(b'[1, {"x": null}]', pkg.Value) == [1, {"x": None}]
     with pytest.raises(msgspec.ValidationError):
         pkg.decode(b"[1]", pkg.Map)  # a Map is still an object at run time
 
@@ -130,9 +157,13 @@ def test_generated_constructs_type_check(pkg: ModuleType, tmp_path: Path) -> Non
 
 
 def test_draft_07_definitions(tmp_path: Path) -> None:
-    doc = {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {
-        "A": {"type": "object", "properties": {"b": {"$ref": "#/definitions/B"}}, "required": ["b"]},
-        "B": {"type": "array", "items": {"$ref": "#/definitions/A"}}}}  # fmt: skip
+    doc = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {
+            "A": {"type": "object", "properties": {"b": {"$ref": "#/definitions/B"}}, "required": ["b"]},
+            "B": {"type": "array", "items": {"$ref": "#/definitions/A"}},
+        },
+    }
     model = build_model(load_schema(write_schema(tmp_path, doc)))
     assert model.types["A"].kind == "struct"
     assert model.types["B"].kind == "alias" and model.types["B"].erased is None  # cycle through a struct

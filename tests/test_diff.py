@@ -285,9 +285,7 @@ def test_2026_diff_from_the_command_line_table_and_json() -> None:
     assert table.returncode == 0, table.stderr
     for text in ("initialize (c2s)", "server/discover (c2s)", "subscriptions/listen (c2s)", "resultType", "ttlMs"):
         assert text in table.stdout, text
-    as_json = subprocess.run(
-        [mcpgen, "diff", "2025-11-25", "2026-07-28", "--json"], capture_output=True, text=True
-    )
+    as_json = subprocess.run([mcpgen, "diff", "2025-11-25", "2026-07-28", "--json"], capture_output=True, text=True)
     data = json.loads(as_json.stdout)
     wheres = {(c["kind"], c["change"], c["where"]) for c in data["changes"]}
     assert ("method", "removed", "ping (c2s)") in wheres

@@ -81,9 +81,13 @@ async def test_prompts_and_completion(peer: EraPeer) -> None:
     assert {"review", "chat"} <= {p["name"] for p in prompts["prompts"]}
     got = await peer.call("prompts/get", {"name": "review", "arguments": {"code": "x = 1"}})
     assert "x = 1" in json.dumps(got["messages"])
-    done = await peer.call("completion/complete", {
-        "ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "language", "value": "py"},
-    })  # fmt: skip
+    done = await peer.call(
+        "completion/complete",
+        {
+            "ref": {"type": "ref/prompt", "name": "review"},
+            "argument": {"name": "language", "value": "py"},
+        },
+    )
     assert "python" in done["completion"]["values"]
 
 
@@ -118,7 +122,9 @@ async def test_no_log_level_means_no_logs_in_the_stateless_era() -> None:
         ("roots", {}, None),
     ],
 )
-async def test_questions_to_the_client(peer: EraPeer, tool: str, arguments: dict[str, Any], expected: str | None) -> None:
+async def test_questions_to_the_client(
+    peer: EraPeer, tool: str, arguments: dict[str, Any], expected: str | None
+) -> None:
     """The same handler asks the same question: a request in the handshake era, an
     InputRequiredResult and a retry in the stateless era."""
     result = await peer.call("tools/call", {"name": tool, "arguments": arguments})
@@ -166,9 +172,17 @@ async def test_list_changes_reach_the_client(peer: EraPeer) -> None:
         assert peer.seen("notifications/tools/list_changed")
         return
     listen_id = peer.raw.next_id()
-    await peer.raw.send({"jsonrpc": "2.0", "id": listen_id, "method": "subscriptions/listen", "params": {
-        "_meta": peer.meta(), "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["file:///notes.txt"]},
-    }})  # fmt: skip
+    await peer.raw.send(
+        {
+            "jsonrpc": "2.0",
+            "id": listen_id,
+            "method": "subscriptions/listen",
+            "params": {
+                "_meta": peer.meta(),
+                "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["file:///notes.txt"]},
+            },
+        }
+    )
     ack = await peer.raw.recv()
     assert ack["method"] == "notifications/subscriptions/acknowledged"
     assert ack["params"]["notifications"] == {"toolsListChanged": True, "resourceSubscriptions": ["file:///notes.txt"]}
@@ -203,7 +217,11 @@ async def test_methods_the_server_has_no_handler_for() -> None:
         await b.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode())
         return json.loads(await b.receive())  # type: ignore[arg-type]
 
-    await rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+    await rpc(
+        1,
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    )
     await b.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
     missing = await rpc(2, "tasks/get", {"taskId": "t-1"})
     assert missing["error"]["code"] == -32601

@@ -37,9 +37,12 @@ def test_run_http_without_uvicorn_prints_one_line_and_exits_2(tmp_path: Path) ->
         "    server.run('http')\n"
     )
     done = subprocess.run(
-        [sys.executable, str(script)], env=without("uvicorn", tmp_path / "stubs"),
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [sys.executable, str(script)],
+        env=without("uvicorn", tmp_path / "stubs"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         "error: server.run('http') needs the http extra (uvicorn is missing): pip install 'mcpgen[http]'"

@@ -111,8 +111,10 @@ def harness() -> Iterator[FuzzHarness]:
     finally:
         logger.disabled = was
         fuzz.close()
-        print(f"\nin-process fuzzing: {fuzz.frames} frames fed, {fuzz.skipped} refused as unbounded work, "
-              f"known bugs seen: {dict(fuzz.known)}")  # fmt: skip
+        print(
+            f"\nin-process fuzzing: {fuzz.frames} frames fed, {fuzz.skipped} refused as unbounded work, "
+            f"known bugs seen: {dict(fuzz.known)}"
+        )
 
 
 def check_all(harness: FuzzHarness, frames: list[bytes]) -> None:
@@ -125,8 +127,16 @@ def check_all(harness: FuzzHarness, frames: list[bytes]) -> None:
 
 def test_corpus_frames_get_the_right_answers(harness: FuzzHarness) -> None:
     check_all(harness, CORPUS_FRAMES)
-    call = harness.check_frame(frame_of({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                                         "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}))  # fmt: skip
+    call = harness.check_frame(
+        frame_of(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
+            }
+        )
+    )
     assert call is not None and call[0]["result"]["structuredContent"] == {"result": 5}
 
 
@@ -177,7 +187,9 @@ def test_random_bytes(harness: FuzzHarness, frames: list[bytes]) -> None:
 @st.composite
 def invalid_utf8(draw: st.DrawFn) -> bytes:
     frame = draw(st.sampled_from(CORPUS_FRAMES))
-    bad = draw(st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc0\xaf", b"\x80", b"\xf8\x88\x80\x80\x80"]))
+    bad = draw(
+        st.sampled_from([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xc0\xaf", b"\x80", b"\xf8\x88\x80\x80\x80"])
+    )
     at = draw(st.integers(min_value=0, max_value=len(frame)))
     return frame[:at] + bad + frame[at:]
 
@@ -279,7 +291,9 @@ def test_deep_nesting_gets_one_error_reply(harness: FuzzHarness, depth: int, kin
         "bare": deep,
         "unclosed": deep[: len(deep) // 2],
         "params": b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":' + deep + b"}}",
-        "arguments": b'{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"echo","arguments":{"text":' + deep + b"}}}",
+        "arguments": b'{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"echo","arguments":{"text":'
+        + deep
+        + b"}}}",
         "member": b'{"jsonrpc":"2.0","id":8,"method":"ping","extra":' + deep + b"}",
         "id": b'{"jsonrpc":"2.0","method":"ping","id":' + deep + b"}",
         "notification": b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"x":' + deep + b"}}",
@@ -300,8 +314,18 @@ def test_deep_nesting_gets_one_error_reply(harness: FuzzHarness, depth: int, kin
     harness.assert_healthy()
 
 
-HUGE = [b"1e400", b"-1e400", b"1e-400", b"12345678901234567890", b"-9223372036854775809", b"18446744073709551616",
-        b"9" * 60, b"1" + b"0" * 400, b"1E+308", b"-0.0"]  # fmt: skip
+HUGE = [
+    b"1e400",
+    b"-1e400",
+    b"1e-400",
+    b"12345678901234567890",
+    b"-9223372036854775809",
+    b"18446744073709551616",
+    b"9" * 60,
+    b"1" + b"0" * 400,
+    b"1E+308",
+    b"-0.0",
+]
 _SENTINEL = "\x00number\x00"
 
 
@@ -324,7 +348,12 @@ def test_huge_numbers(harness: FuzzHarness, frames: list[bytes]) -> None:
 
 
 def test_duplicate_ids_in_flight(harness: FuzzHarness) -> None:
-    slow = {"jsonrpc": "2.0", "id": "d", "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 5}}}
+    slow = {
+        "jsonrpc": "2.0",
+        "id": "d",
+        "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"seconds": 5}},
+    }
     replies = harness.check_batch([frame_of(slow), frame_of(slow), frame_of({**slow, "method": "ping", "params": {}})])
     assert replies is not None and len(replies) == 3
     assert sum(1 for r in replies if r.get("error", {}).get("code") == INVALID_REQUEST) == 2
@@ -336,7 +365,9 @@ def test_duplicate_ids_in_flight(harness: FuzzHarness) -> None:
 @FUZZ_SETTINGS
 @given(
     batch=st.lists(
-        st.tuples(st.sampled_from([m for m in CORPUS if "id" in m and "method" in m]), st.sampled_from([1, "1", "x", 0])),
+        st.tuples(
+            st.sampled_from([m for m in CORPUS if "id" in m and "method" in m]), st.sampled_from([1, "1", "x", 0])
+        ),
         min_size=2,
         max_size=12,
     )
@@ -479,9 +510,13 @@ def _unset() -> Any:
 async def _stdio_fuzz(seed: int) -> dict[str, int]:
     stderr = tempfile.TemporaryFile()
     process = await asyncio.create_subprocess_exec(
-        sys.executable, str(DEMO), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
+        sys.executable,
+        str(DEMO),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
         limit=4 * MAX_MESSAGE,
-    )  # fmt: skip
+    )
     peer = StdioPeer(process, stderr)
     tally: dict[str, int] = {"lines": 0, "replies": 0, "known": 0}
     try:
@@ -623,7 +658,9 @@ async def _http_fuzz(seed: int) -> dict[str, int]:
                     tally["known"] += 1
                 if reply.status_code == 200 and "mcp-session-id" in reply.headers and which == "none":
                     # an initialize that opened another session: end it
-                    gone = await client.delete("/mcp", headers={**base, "mcp-session-id": reply.headers["mcp-session-id"]})
+                    gone = await client.delete(
+                        "/mcp", headers={**base, "mcp-session-id": reply.headers["mcp-session-id"]}
+                    )
                     assert gone.status_code == 200
             # the app still serves: a fresh session, a ping, the old session too
             fresh = await client.post("/mcp", content=frame_of(INIT), headers=base)
@@ -711,8 +748,11 @@ def test_invalid_utf8_over_http_is_no_server_error() -> None:
         transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
         try:
             async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-                return await client.post("/mcp", content=b'{"jsonrpc":"2.0","id":1,"method":"\xff"}',
-                                         headers={"content-type": "application/json"})  # fmt: skip
+                return await client.post(
+                    "/mcp",
+                    content=b'{"jsonrpc":"2.0","id":1,"method":"\xff"}',
+                    headers={"content-type": "application/json"},
+                )
         finally:
             await app.close()
 
@@ -734,10 +774,20 @@ def test_atheris_fuzzer_ci_run(tmp_path: Path) -> None:
     (tmp_path / "corpus").mkdir()
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "fuzz" / "fuzz_frames.py"), f"-runs={ATHERIS_RUNS}", "-seed=1",
-         f"-artifact_prefix={tmp_path}/", str(tmp_path / "corpus"), str(ROOT / "fuzz" / "corpus")],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(ROOT / "fuzz" / "fuzz_frames.py"),
+            f"-runs={ATHERIS_RUNS}",
+            "-seed=1",
+            f"-artifact_prefix={tmp_path}/",
+            str(tmp_path / "corpus"),
+            str(ROOT / "fuzz" / "corpus"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"atheris found a failure (exit {proc.returncode}):\n{output[-6000:]}"
     assert f"Done {ATHERIS_RUNS} runs" in output, output[-3000:]

@@ -19,8 +19,20 @@ pytestmark = pytest.mark.anyio
 async def test_two_workers_serve_stateless_load() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    command = [sys.executable, "-m", "uvicorn", "tests.servers.demo_asgi:app", "--workers", "2",
-               "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "tests.servers.demo_asgi:app",
+        "--workers",
+        "2",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+    ]
     with running(command, url, cwd=ROOT):
         pids: set[int] = set()
         errors: list[str] = []

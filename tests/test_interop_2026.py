@@ -82,8 +82,9 @@ class Connected:
 
 
 @asynccontextmanager
-async def connect(transport: str, mode: str, tmp_path: Path, request: pytest.FixtureRequest,
-                  **options: Any) -> AsyncIterator[Connected]:  # fmt: skip
+async def connect(
+    transport: str, mode: str, tmp_path: Path, request: pytest.FixtureRequest, **options: Any
+) -> AsyncIterator[Connected]:
     """The SDK's ``Client`` in ``mode`` over ``transport``, connected to the era peer."""
     options.setdefault("read_timeout_seconds", 10)
     options.setdefault("client_info", CLIENT_INFO)
@@ -113,8 +114,9 @@ modes = pytest.mark.parametrize("mode", MODES)
 
 @both
 @modes
-async def test_era_tools_resources_prompts(transport: str, mode: str, tmp_path: Path,
-                                           request: pytest.FixtureRequest) -> None:  # fmt: skip
+async def test_era_tools_resources_prompts(
+    transport: str, mode: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     with anyio.fail_after(TEST_TIMEOUT):
         async with connect(transport, mode, tmp_path, request) as peer:
             client = peer.client
@@ -133,8 +135,11 @@ async def test_era_tools_resources_prompts(transport: str, mode: str, tmp_path: 
             era = await client.call_tool("era", {})
             assert era.is_error is False
             assert era.structured_content == {
-                "era": era_of(mode), "version": version_of(mode), "client": "sdk-interop", "elicitation": False,
-            }  # fmt: skip
+                "era": era_of(mode),
+                "version": version_of(mode),
+                "client": "sdk-interop",
+                "elicitation": False,
+            }
 
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert {"era", "add", "greet", "profile", "ask_model", "roots", "count", "survey", "slow"} <= set(tools)
@@ -155,10 +160,13 @@ async def test_era_tools_resources_prompts(transport: str, mode: str, tmp_path: 
             templates = (await client.list_resource_templates()).resource_templates
             assert [t.uri_template for t in templates] == ["note://{topic}/today"]
             hello = await client.read_resource("note://hello")
-            assert hello.contents == [sdk.TextResourceContents(
-                uri="note://hello", mime_type="text/plain", text="hello from the era peer")]  # fmt: skip
+            assert hello.contents == [
+                sdk.TextResourceContents(uri="note://hello", mime_type="text/plain", text="hello from the era peer")
+            ]
             owls = await client.read_resource("note://owls/today")
-            assert [c.text for c in owls.contents if isinstance(c, sdk.TextResourceContents)] == ["today's note on owls"]
+            assert [c.text for c in owls.contents if isinstance(c, sdk.TextResourceContents)] == [
+                "today's note on owls"
+            ]
             with pytest.raises(MCPError) as missing:
                 await client.read_resource("note://missing")
             # 2026-07-28 reports an unknown resource as invalid params; 2025-11-25 had its own code.
@@ -169,7 +177,8 @@ async def test_era_tools_resources_prompts(transport: str, mode: str, tmp_path: 
             review = await client.get_prompt("review", {"code": "x = 1", "language": "rust"})
             assert review.description == "Ask for a code review."
             assert [(m.role, m.content) for m in review.messages] == [
-                ("user", sdk.TextContent(type="text", text="Review this rust code:\nx = 1"))]  # fmt: skip
+                ("user", sdk.TextContent(type="text", text="Review this rust code:\nx = 1"))
+            ]
 
 
 # ==================================================================== asking the client
@@ -177,8 +186,9 @@ async def test_era_tools_resources_prompts(transport: str, mode: str, tmp_path: 
 
 @both
 @modes
-async def test_elicitation_sampling_and_roots(transport: str, mode: str, tmp_path: Path,
-                                              request: pytest.FixtureRequest) -> None:  # fmt: skip
+async def test_elicitation_sampling_and_roots(
+    transport: str, mode: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """The tools ask; the SDK's callbacks answer; the results reflect the answers. In the
     stateless era each question is an InputRequiredResult and a retry, in the handshake
     era a request to the client: the same callbacks serve both."""
@@ -196,12 +206,18 @@ async def test_elicitation_sampling_and_roots(transport: str, mode: str, tmp_pat
         title = message.removeprefix("What is your name").removeprefix(", ").removesuffix("?")
         return sdk.ElicitResult(action="accept", content={"name": NAMES.get(title, "Ada")})
 
-    async def sampling(context: ClientRequestContext, params: sdk.CreateMessageRequestParams) -> sdk.CreateMessageResult:
+    async def sampling(
+        context: ClientRequestContext, params: sdk.CreateMessageRequestParams
+    ) -> sdk.CreateMessageResult:
         sampled.append(params)
         question = params.messages[0].content
         assert isinstance(question, sdk.TextContent)
-        return sdk.CreateMessageResult(role="assistant", content=sdk.TextContent(type="text", text=f"42 is {question.text}"),
-                                       model="sdk-fake", stop_reason="endTurn")  # fmt: skip
+        return sdk.CreateMessageResult(
+            role="assistant",
+            content=sdk.TextContent(type="text", text=f"42 is {question.text}"),
+            model="sdk-fake",
+            stop_reason="endTurn",
+        )
 
     async def list_roots(context: ClientRequestContext) -> sdk.ListRootsResult:
         return sdk.ListRootsResult(roots=[sdk.Root(uri=FileUrl("file:///work"), name="work")])
@@ -218,8 +234,10 @@ async def test_elicitation_sampling_and_roots(transport: str, mode: str, tmp_pat
             form = elicited[0]
             assert form.message == "What is your name?"
             assert form.requested_schema == {
-                "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"],
-            }  # fmt: skip
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+            }
             assert text_of(await client.call_tool("greet", {"title": "decline"})) == "no name (decline)"
 
             # Two questions one after the other: two input rounds in the stateless era.
@@ -241,7 +259,8 @@ async def test_elicitation_sampling_and_roots(transport: str, mode: str, tmp_pat
             # An elicitation inside prompts/get.
             briefing = await client.get_prompt("briefing", {})
             assert [(m.role, m.content) for m in briefing.messages] == [
-                ("user", sdk.TextContent(type="text", text="Brief me on teal"))]  # fmt: skip
+                ("user", sdk.TextContent(type="text", text="Brief me on teal"))
+            ]
 
             answer = await client.call_tool("ask_model", {"question": "the answer"})
             assert answer.is_error is False and text_of(answer) == "42 is the answer"
@@ -255,8 +274,9 @@ async def test_elicitation_sampling_and_roots(transport: str, mode: str, tmp_pat
 
 @both
 @modes
-async def test_progress_logs_and_cancellation(transport: str, mode: str, tmp_path: Path,
-                                              request: pytest.FixtureRequest) -> None:  # fmt: skip
+async def test_progress_logs_and_cancellation(
+    transport: str, mode: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     logs: list[sdk.LoggingMessageNotificationParams] = []
     reports: list[tuple[float, float | None, str | None]] = []
 
@@ -299,8 +319,10 @@ async def test_progress_logs_and_cancellation(transport: str, mode: str, tmp_pat
             with anyio.move_on_after(0.3) as scope:
                 await client.call_tool("slow", {"seconds": 30})
             assert scope.cancelled_caught
-            await eventually(lambda: peer.stderr.read_text().count("slow cancelled") == cancelled + 1,
-                             what="the server cancelling the handler")  # fmt: skip
+            await eventually(
+                lambda: peer.stderr.read_text().count("slow cancelled") == cancelled + 1,
+                what="the server cancelling the handler",
+            )
             assert (await client.call_tool("add", {"a": 1, "b": 1})).structured_content == {"result": 2}
 
 
@@ -344,8 +366,9 @@ async def test_http_wire_of_each_mode(mode: str, tmp_path: Path, request: pytest
     assert wire.unanswered() == []
     posts = wire.of("POST")
     calls = [e for e in posts if body_of(e).get("method") == "tools/call"]
-    by_tool = {name: [e for e in calls if body_of(e)["params"]["name"] == name]
-               for name in ("region", "greet", "count", "add")}  # fmt: skip
+    by_tool = {
+        name: [e for e in calls if body_of(e)["params"]["name"] == name] for name in ("region", "greet", "count", "add")
+    }
 
     if mode == "legacy":
         initialize = body_of(posts[0])
@@ -354,8 +377,12 @@ async def test_http_wire_of_each_mode(mode: str, tmp_path: Path, request: pytest
         assert {e.request_headers.get("mcp-protocol-version") for e in later} == {HANDSHAKE}
         session_ids = {e.request_headers.get("mcp-session-id") for e in later}
         assert len(session_ids) == 1 and None not in session_ids
-        assert not [e for e in posts if "mcp-method" in e.request_headers or "protocolVersion" in json.dumps(
-            body_of(e).get("params", {}).get("_meta", {}))]  # no 2026-07-28 envelope  # fmt: skip
+        assert not [
+            e
+            for e in posts
+            if "mcp-method" in e.request_headers
+            or "protocolVersion" in json.dumps(body_of(e).get("params", {}).get("_meta", {}))
+        ]  # no 2026-07-28 envelope
         # One POST per call; the elicitation was a request to the client, answered by a POST.
         assert [len(by_tool[name]) for name in by_tool] == [1, 1, 2, 1]
         assert [(e.status, e.content_type) for e in by_tool["region"]] == [(200, "application/json")]
@@ -377,7 +404,7 @@ async def test_http_wire_of_each_mode(mode: str, tmp_path: Path, request: pytest
         region_first, region_again = by_tool["region"]
         assert (region_first.status, "mcp-param-region" in region_first.request_headers) == (400, False)
         assert region_again.status == 200 and region_again.request_headers["mcp-param-region"] == "eu-west"
-        assert "tools/list" in methods[methods.index("tools/call"):]
+        assert "tools/list" in methods[methods.index("tools/call") :]
         # The elicitation: an input_required answer, then the same call again with the answer.
         asked, retried = by_tool["greet"]
         assert "inputResponses" not in body_of(asked)["params"] and asked.content_type == "application/json"
@@ -424,7 +451,10 @@ async def test_tool_list_changes(transport: str, mode: str, tmp_path: Path, requ
                 # The SDK also hands the stream's notifications to message_handler: each
                 # names the listen request it belongs to.
                 await eventually(lambda: len(changes) == 1, what="the change at the message handler")
-                assert [(c.params.meta or {}).get("io.modelcontextprotocol/subscriptionId")
-                        for c in changes if c.params is not None] == [subscription_id]  # fmt: skip
+                assert [
+                    (c.params.meta or {}).get("io.modelcontextprotocol/subscriptionId")
+                    for c in changes
+                    if c.params is not None
+                ] == [subscription_id]
             assert name in {tool.name for tool in (await client.list_tools()).tools}
             assert text_of(await client.call_tool(name, {})) == "new"

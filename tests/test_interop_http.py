@@ -206,8 +206,10 @@ async def test_sdk_http_client_handshake_tools_and_calls(demo: tuple[str, Peer])
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             assert {"add", "sum_all", "weather", "count", "ask_model", "ask_user", "poll"} <= set(tools)
             assert tools["add"].output_schema == {
-                "type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"],
-            }  # fmt: skip
+                "type": "object",
+                "properties": {"result": {"type": "integer"}},
+                "required": ["result"],
+            }
 
             # The SDK checks structuredContent against each listed outputSchema itself.
             add = await session.call_tool("add", {"a": 2, "b": 3})
@@ -278,14 +280,23 @@ async def test_sdk_http_client_sampling_elicitation_and_roots(demo: tuple[str, P
     _, peer = demo
     sampled: list[sdk.CreateMessageRequestParams] = []
     elicited: list[sdk.ElicitRequestParams] = []
-    answers = [sdk.ElicitResult(action="accept", content={"name": "Ada", "age": 36}), sdk.ElicitResult(action="decline")]
+    answers = [
+        sdk.ElicitResult(action="accept", content={"name": "Ada", "age": 36}),
+        sdk.ElicitResult(action="decline"),
+    ]
 
-    async def sampling(context: ClientRequestContext, params: sdk.CreateMessageRequestParams) -> sdk.CreateMessageResult:
+    async def sampling(
+        context: ClientRequestContext, params: sdk.CreateMessageRequestParams
+    ) -> sdk.CreateMessageResult:
         sampled.append(params)
         question = params.messages[0].content
         assert isinstance(question, sdk.TextContent)
-        return sdk.CreateMessageResult(role="assistant", content=sdk.TextContent(type="text", text=f"42 is {question.text}"),
-                                       model="sdk-fake", stop_reason="endTurn")  # fmt: skip
+        return sdk.CreateMessageResult(
+            role="assistant",
+            content=sdk.TextContent(type="text", text=f"42 is {question.text}"),
+            model="sdk-fake",
+            stop_reason="endTurn",
+        )
 
     async def elicitation(context: ClientRequestContext, params: sdk.ElicitRequestParams) -> sdk.ElicitResult:
         elicited.append(params)
@@ -296,8 +307,10 @@ async def test_sdk_http_client_sampling_elicitation_and_roots(demo: tuple[str, P
 
     with anyio.fail_after(TEST_TIMEOUT):
         callbacks: dict[str, Any] = {
-            "sampling_callback": sampling, "elicitation_callback": elicitation, "list_roots_callback": list_roots,
-        }  # fmt: skip
+            "sampling_callback": sampling,
+            "elicitation_callback": elicitation,
+            "list_roots_callback": list_roots,
+        }
         async with sdk_http_session(peer.url(), **callbacks) as session:
             answer = await session.call_tool("ask_model", {"question": "the answer"})
             assert answer.is_error is False and text_of(answer) == "42 is the answer"
@@ -341,12 +354,17 @@ async def test_sdk_http_client_resources_prompts_and_completion(demo: tuple[str,
             templates = (await session.list_resource_templates()).resource_templates
             assert [(t.uri_template, t.mime_type) for t in templates] == [("file:///{name}", "text/plain")]
             config = await session.read_resource("config://app")
-            assert config.contents == [sdk.TextResourceContents(
-                uri="config://app", mime_type="application/json", text='{"debug": false, "level": 3}')]  # fmt: skip
+            assert config.contents == [
+                sdk.TextResourceContents(
+                    uri="config://app", mime_type="application/json", text='{"debug": false, "level": 3}'
+                )
+            ]
             logo = (await session.read_resource("bin://logo")).contents[0]
             assert isinstance(logo, sdk.BlobResourceContents) and logo.mime_type == "image/png"
             todo = (await session.read_resource("file:///todo.md")).contents
-            assert todo == [sdk.TextResourceContents(uri="file:///todo.md", mime_type="text/plain", text="- write tests")]
+            assert todo == [
+                sdk.TextResourceContents(uri="file:///todo.md", mime_type="text/plain", text="- write tests")
+            ]
             with pytest.raises(MCPError) as missing:
                 await session.read_resource("file:///missing.txt")
             assert missing.value.error.code == -32002
@@ -355,7 +373,8 @@ async def test_sdk_http_client_resources_prompts_and_completion(demo: tuple[str,
             assert set(prompts) == {"review", "chat"}
             review = await session.get_prompt("review", {"code": "x = 1", "language": "rust"})
             assert [(m.role, m.content) for m in review.messages] == [
-                ("user", sdk.TextContent(type="text", text="Review this rust code:\nx = 1"))]  # fmt: skip
+                ("user", sdk.TextContent(type="text", text="Review this rust code:\nx = 1"))
+            ]
             chat = await session.get_prompt("chat", {"topic": "owls"})
             assert [m.role for m in chat.messages] == ["user", "assistant"]
             with pytest.raises(MCPError) as bad:
@@ -380,8 +399,11 @@ async def test_sdk_http_client_terminates_its_session(demo: tuple[str, Peer]) ->
         deletes = wire.of("DELETE")
         assert [(e.status, e.request_headers.get("mcp-session-id")) for e in deletes] == [(200, session_id)]
         async with httpx.AsyncClient() as raw:
-            gone = await raw.post(peer.url(), json=PING, headers={"mcp-session-id": session_id,
-                                                                  "accept": "application/json, text/event-stream"})  # fmt: skip
+            gone = await raw.post(
+                peer.url(),
+                json=PING,
+                headers={"mcp-session-id": session_id, "accept": "application/json, text/event-stream"},
+            )
         assert gone.status_code == 404
     assert wire.unanswered() == []
 
@@ -447,7 +469,9 @@ def sdk_peer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
 async def fake_sampler(params: CreateMessageRequestParams) -> CreateMessageResult:
     question = params.messages[0].content
     assert isinstance(question, TextContent)
-    return CreateMessageResult(role="assistant", content=TextContent(text=f"answer to {question.text}"), model="fake-llm")
+    return CreateMessageResult(
+        role="assistant", content=TextContent(text=f"answer to {question.text}"), model="fake-llm"
+    )
 
 
 @pytest.mark.parametrize("mode", ["sse", "json", "stateless"])
@@ -528,10 +552,13 @@ async def test_mcpgen_http_client_sdk_server(mode: str, sdk_peer: Peer) -> None:
                 assert text_of(await client.call_tool("list_roots", {})) == "file:///work"
 
             settings = await client.read_resource("config://settings")
-            assert settings.contents == [TextResourceContents(uri="config://settings", text='{"theme": "dark"}',
-                                                              mime_type="application/json")]  # fmt: skip
+            assert settings.contents == [
+                TextResourceContents(uri="config://settings", text='{"theme": "dark"}', mime_type="application/json")
+            ]
             book = await client.read_resource("book://dune")
-            assert book.contents == [TextResourceContents(uri="book://dune", text="Frank Herbert", mime_type="text/plain")]
+            assert book.contents == [
+                TextResourceContents(uri="book://dune", text="Frank Herbert", mime_type="text/plain")
+            ]
             assert [t.uri_template for t in await client.list_resource_templates()] == ["book://{title}"]
             with pytest.raises(McpError):
                 await client.read_resource("config://missing")  # the SDK says -32602, not -32002
@@ -600,10 +627,13 @@ async def test_sdk_legacy_sse_client_to_mcpgen(demo: tuple[str, Peer]) -> None:
     sampled: list[sdk.CreateMessageRequestParams] = []
     reports: list[float] = []
 
-    async def sampling(context: ClientRequestContext, params: sdk.CreateMessageRequestParams) -> sdk.CreateMessageResult:
+    async def sampling(
+        context: ClientRequestContext, params: sdk.CreateMessageRequestParams
+    ) -> sdk.CreateMessageResult:
         sampled.append(params)
-        return sdk.CreateMessageResult(role="assistant", content=sdk.TextContent(type="text", text="legacy answer"),
-                                       model="sdk-fake")  # fmt: skip
+        return sdk.CreateMessageResult(
+            role="assistant", content=sdk.TextContent(type="text", text="legacy answer"), model="sdk-fake"
+        )
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         reports.append(progress)
@@ -630,8 +660,9 @@ async def test_mcpgen_legacy_sse_client_to_sdk_server(sdk_peer: Peer) -> None:
     logs: list[LoggingMessageNotificationParams] = []
     progress: list[float] = []
     with anyio.fail_after(TEST_TIMEOUT):
-        async with Client.sse(sdk_peer.url("/legacy/sse"), sampling=fake_sampler, roots=[WORK_ROOT],
-                              on_log=logs.append) as client:  # fmt: skip
+        async with Client.sse(
+            sdk_peer.url("/legacy/sse"), sampling=fake_sampler, roots=[WORK_ROOT], on_log=logs.append
+        ) as client:
             init = client.initialize_result
             assert init is not None and (init.server_info.name, init.server_info.version) == ("sdk-peer", "9.9.9")
             forecast = await client.call_tool("forecast", {"city": "Oslo"})

@@ -454,9 +454,17 @@ _json = st.recursive(
 )
 
 _ORACLE_CASES = {
-    "mcp-output-schema", "ref-tree", "enum", "uniqueItems", "oneOf", "if-then-else", "patternProperties",
-    "multipleOf-float", "type-integer", "draft7-tuple-items",
-}  # fmt: skip
+    "mcp-output-schema",
+    "ref-tree",
+    "enum",
+    "uniqueItems",
+    "oneOf",
+    "if-then-else",
+    "patternProperties",
+    "multipleOf-float",
+    "type-integer",
+    "draft7-tuple-items",
+}
 ORACLE_SCHEMAS = [schema for name, schema, _, _ in CASES if name in _ORACLE_CASES]
 
 
@@ -839,16 +847,70 @@ def test_ref_cycles_terminate(schema: Any) -> None:
 
 
 _KEYWORDS = [
-    "type", "properties", "items", "prefixItems", "additionalProperties", "required", "enum", "const", "minimum",
-    "exclusiveMinimum", "multipleOf", "minLength", "pattern", "format", "anyOf", "oneOf", "allOf", "not", "if", "then",
-    "else", "$ref", "$defs", "definitions", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "unevaluatedProperties",
-    "unevaluatedItems", "contains", "minContains", "uniqueItems", "propertyNames", "patternProperties",
-    "dependentSchemas", "dependencies", "additionalItems", "$schema", "contentEncoding", "minItems", "maxProperties",
-]  # fmt: skip
+    "type",
+    "properties",
+    "items",
+    "prefixItems",
+    "additionalProperties",
+    "required",
+    "enum",
+    "const",
+    "minimum",
+    "exclusiveMinimum",
+    "multipleOf",
+    "minLength",
+    "pattern",
+    "format",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "$ref",
+    "$defs",
+    "definitions",
+    "$id",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "contains",
+    "minContains",
+    "uniqueItems",
+    "propertyNames",
+    "patternProperties",
+    "dependentSchemas",
+    "dependencies",
+    "additionalItems",
+    "$schema",
+    "contentEncoding",
+    "minItems",
+    "maxProperties",
+]
 _schema_words = [
-    "", "#", "#/$defs/a", "#a", "string", "integer", "object", "array", "^a+$", "(", r"\p{L}", "date-time", "email",
-    "a", DRAFT7, D2020, "urn:x", "x.json", "#/properties/a",
-]  # fmt: skip
+    "",
+    "#",
+    "#/$defs/a",
+    "#a",
+    "string",
+    "integer",
+    "object",
+    "array",
+    "^a+$",
+    "(",
+    r"\p{L}",
+    "date-time",
+    "email",
+    "a",
+    DRAFT7,
+    D2020,
+    "urn:x",
+    "x.json",
+    "#/properties/a",
+]
 _schema_atoms = st.none() | st.booleans() | _numbers | st.sampled_from(_schema_words)
 _peer_schemas = st.recursive(
     _schema_atoms,

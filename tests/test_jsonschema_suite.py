@@ -56,9 +56,14 @@ def _cases() -> Iterator[Any]:
                     if case_id in KNOWN_FAILURES:
                         marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[case_id]))
                     yield pytest.param(
-                        (draft, name, g), schema, name.startswith("optional/format/"), test["data"], test["valid"],
-                        id=case_id, marks=marks,
-                    )  # fmt: skip
+                        (draft, name, g),
+                        schema,
+                        name.startswith("optional/format/"),
+                        test["data"],
+                        test["valid"],
+                        id=case_id,
+                        marks=marks,
+                    )
 
 
 CASES = shared_params(_cases, 5)

@@ -20,7 +20,11 @@ async def start(*args: str) -> RawPeer:
 async def test_over_long_message_is_refused_and_the_session_goes_on() -> None:
     peer = await start("--max-message", "4096")
     try:
-        big = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"' + b"x" * 20000 + b'"}}}\n'
+        big = (
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"'
+            + b"x" * 20000
+            + b'"}}}\n'
+        )
         await peer.send_raw(big)
         reply = await peer.recv()
         assert reply["error"]["code"] == -32600 and "4096 bytes" in reply["error"]["message"]
@@ -60,8 +64,14 @@ async def test_concurrent_handlers_are_bounded() -> None:
     peer = await start("--max-concurrency", "4")
     try:
         for i in range(20):
-            await peer.send({"jsonrpc": "2.0", "id": f"b{i}", "method": "tools/call",
-                             "params": {"name": "busy", "arguments": {"seconds": 0.1}}})  # fmt: skip
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"b{i}",
+                    "method": "tools/call",
+                    "params": {"name": "busy", "arguments": {"seconds": 0.1}},
+                }
+            )
         replies = [await peer.recv(10) for _ in range(20)]
         assert sorted(r["id"] for r in replies) == sorted(f"b{i}" for i in range(20))
         assert all("result" in r for r in replies)
@@ -75,8 +85,14 @@ async def test_requests_beyond_the_queue_are_refused_as_busy() -> None:
     peer = await start("--max-concurrency", "2")  # 2 run, 8 wait, the rest are refused
     try:
         for i in range(14):
-            await peer.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                             "params": {"name": "busy", "arguments": {"seconds": 0.2}}})  # fmt: skip
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "busy", "arguments": {"seconds": 0.2}},
+                }
+            )
         replies = {r["id"]: r for r in [await peer.recv(10) for _ in range(14)]}
         busy = sorted(i for i, r in replies.items() if r.get("error", {}).get("code") == -32000)
         assert busy == [10, 11, 12, 13]

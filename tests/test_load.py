@@ -74,8 +74,9 @@ def http_server(script: Path, log: Path, *args: str) -> Iterator[tuple[str, subp
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     with log.open("ab") as err:
-        process = subprocess.Popen([sys.executable, str(script), "--http", str(port), *args],
-                                   stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, str(script), "--http", str(port), *args], stdout=subprocess.DEVNULL, stderr=err
+        )
     try:
         wait_until_up(url, process)
         yield url, process
@@ -114,8 +115,12 @@ class RawHttp:
             await self.writer.wait_closed()
 
     async def request(self, method: str, body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
-        headers = {"host": self.host, "content-length": str(len(body)),
-                   "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}  # fmt: skip
+        headers = {
+            "host": self.host,
+            "content-length": str(len(body)),
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-11-25",
+        }
         if body:
             headers["content-type"] = "application/json"
         if self.session_id is not None:
@@ -154,10 +159,21 @@ class RawHttp:
         return json.loads(body)
 
     async def start_session(self) -> None:
-        status, headers, body = await self.request("POST", json.dumps({
-            "jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "load", "version": "0"}},
-        }).encode())  # fmt: skip
+        status, headers, body = await self.request(
+            "POST",
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "load", "version": "0"},
+                    },
+                }
+            ).encode(),
+        )
         assert status == 200, body
         self.session_id = headers["mcp-session-id"]
         status, _, _ = await self.request("POST", b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
@@ -196,8 +212,12 @@ async def test_10k_requests_in_flight_on_one_stdio_connection_raw(report: Report
         started = time.monotonic()
         reader = asyncio.ensure_future(read_all())
         for rid, message in expected.items():  # every request written before any response is awaited
-            frame = {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
-                     "params": {"name": "echo", "arguments": {"text": message}}}  # fmt: skip
+            frame = {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": message}},
+            }
             peer.process.stdin.write(json.dumps(frame).encode() + b"\n")
         await peer.process.stdin.drain()
         replies = await asyncio.wait_for(reader, 60)
@@ -212,7 +232,11 @@ async def test_10k_requests_in_flight_on_one_stdio_connection_raw(report: Report
             f"lost {len(missing)} (e.g. {missing[:5]}), repeated {len(repeated)} (e.g. {list(repeated.items())[:5]}), "
             f"unknown ids {unknown[:5]}"
         )
-        crossed = [r["id"] for r in replies if r.get("result", {}).get("content") != [{"type": "text", "text": expected[r["id"]]}]]
+        crossed = [
+            r["id"]
+            for r in replies
+            if r.get("result", {}).get("content") != [{"type": "text", "text": expected[r["id"]]}]
+        ]
         assert not crossed, f"{len(crossed)} responses carry another request's text or an error, e.g. {crossed[:5]}"
         assert await peer.nothing_within(0.3), "a response beyond the 10,000"
     finally:
@@ -294,7 +318,9 @@ async def test_stdio_server_memory_and_tasks_return_to_baseline(report: Report) 
 
         async def load(n: int, batch: int = 2_000) -> None:
             for start in range(0, n, batch):
-                results = await asyncio.gather(*(client.call_tool("echo", {"text": f"m{i}"}) for i in range(start, start + batch)))
+                results = await asyncio.gather(
+                    *(client.call_tool("echo", {"text": f"m{i}"}) for i in range(start, start + batch))
+                )
                 assert all(text(r) == f"m{start + k}" for k, r in enumerate(results))
 
         async def settle() -> tuple[int, dict[str, Any]]:
@@ -315,7 +341,9 @@ async def test_stdio_server_memory_and_tasks_return_to_baseline(report: Report) 
             rss, state = await settle()
             rounds.append(rss)
             assert state["requests"] == 0, f"requests left in flight: {state}"
-            assert state["tasks"] == base_state["tasks"], f"tasks {state['tasks']} after load, {base_state['tasks']} at rest"
+            assert state["tasks"] == base_state["tasks"], (
+                f"tasks {state['tasks']} after load, {base_state['tasks']} at rest"
+            )
         report("stdio_rss_baseline", mib(baseline))
         report("stdio_rss_rounds", [mib(r) for r in rounds])
         assert rounds[0] < baseline + 20 * MIB, f"RSS {mib(rounds[0])} after 20,000 calls, baseline {mib(baseline)}"
@@ -362,7 +390,9 @@ async def test_http_server_memory_and_tasks_return_to_baseline(tmp_path: Path, r
             rss, state = await settle()
             rounds.append(rss)
             assert state["requests"] == 0 and state["sessions"] == 1, f"after round {r + 1}: {state}"
-            assert state["tasks"] == base_state["tasks"], f"tasks {state['tasks']} after load, {base_state['tasks']} at rest"
+            assert state["tasks"] == base_state["tasks"], (
+                f"tasks {state['tasks']} after load, {base_state['tasks']} at rest"
+            )
         report("http_memory_rounds_seconds", round(time.monotonic() - started, 2))
         report("http_rss_baseline", mib(baseline))
         report("http_rss_rounds", [mib(r) for r in rounds])
@@ -381,8 +411,9 @@ async def test_http_long_lived_session_does_not_accumulate_memory(tmp_path: Path
 
             async def streamed_round() -> tuple[int, dict[str, Any]]:
                 for _ in range(per_round):
-                    reply = await connection.rpc("tools/call", {"name": "count", "arguments": {"to": 1},
-                                                                "_meta": {"progressToken": "p"}})  # fmt: skip
+                    reply = await connection.rpc(
+                        "tools/call", {"name": "count", "arguments": {"to": 1}, "_meta": {"progressToken": "p"}}
+                    )
                     assert reply["result"]["content"] == [{"type": "text", "text": "counted to 1"}], reply
                 await connection.tool("gc")
                 state = await connection.tool("inflight")

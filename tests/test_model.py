@@ -58,9 +58,14 @@ def test_every_schema_property_is_captured(models: dict[str, Model], revision: s
 
 def test_anonymous_types_are_named_where_they_sit(models: dict[str, Model]) -> None:
     model = models["2025-11-25"]
-    for name in ("ServerCapabilitiesTools", "ServerCapabilitiesTasksRequestsTools",
-                 "CompleteRequestParamsArgument", "CompleteResultCompletion",
-                 "TitledSingleSelectEnumSchemaOneOfItem", "URLElicitationRequiredErrorError"):  # fmt: skip
+    for name in (
+        "ServerCapabilitiesTools",
+        "ServerCapabilitiesTasksRequestsTools",
+        "CompleteRequestParamsArgument",
+        "CompleteResultCompletion",
+        "TitledSingleSelectEnumSchemaOneOfItem",
+        "URLElicitationRequiredErrorError",
+    ):
         assert isinstance(model.types[name], StructDef), name
     # Older revisions write params inline; they get the same names the newest defines.
     old = models["2024-11-05"]
@@ -125,7 +130,10 @@ def test_method_table(models: dict[str, Model]) -> None:
     table = {m.key: m for m in model.methods}
     call = table["c2s tools/call"]
     assert (call.params_type, call.result_type, call.capability, call.py_name) == (
-        Named("CallToolRequestParams"), "CallToolResult", "server.tools", "call_tool"
+        Named("CallToolRequestParams"),
+        "CallToolResult",
+        "server.tools",
+        "call_tool",
     )
     assert table["c2s ping"].result_type == "EmptyResult"
     assert table["s2c ping"].result_type == "EmptyResult"
@@ -153,13 +161,19 @@ def build_from(tmp_path: Path, defs: dict[str, Any], facts: Facts | None = None)
 
 
 def test_ambiguous_union_is_reported(tmp_path: Path) -> None:
-    model = build_from(tmp_path, {
-        "A": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
-        "B": {"type": "object", "properties": {"x": {"type": "string"}, "y": {"type": "integer"}},
-              "required": ["x", "y"]},
-        "C": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
-        "U": {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/C"}]},
-    })  # fmt: skip
+    model = build_from(
+        tmp_path,
+        {
+            "A": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+            "B": {
+                "type": "object",
+                "properties": {"x": {"type": "string"}, "y": {"type": "integer"}},
+                "required": ["x", "y"],
+            },
+            "C": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+            "U": {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/C"}]},
+        },
+    )
     assert any(r.level == "warning" and "U: cannot tell A, C apart" in r.message for r in model.reports)
 
 

@@ -173,9 +173,7 @@ def _fields_differ(where: str, dcg: dict[str, bool], ours: list[Field]) -> list[
             problems.append(f"{where}: field {name!r} is in mcpgen but dcg reads no such field")
         elif dcg[name] != mine[name]:
             said = {True: "required", False: "optional"}
-            problems.append(
-                f"{where}: field {name!r} is {said[dcg[name]]} for dcg, {said[mine[name]]} for mcpgen"
-            )
+            problems.append(f"{where}: field {name!r} is {said[dcg[name]]} for dcg, {said[mine[name]]} for mcpgen")
     return problems
 
 
@@ -227,9 +225,7 @@ def _owner_key(model: Model, by_pointer: dict[str, TypeDef], pointer: str) -> st
 def compare(model: Model, reading: OracleReading, document: dict[str, Any], facts: Facts) -> list[str]:
     """Every disagreement between mcpgen's model and dcg's reading, one readable line each."""
     by_pointer: dict[str, TypeDef] = {t.pointer: t for t in model.types.values()}
-    problems = [
-        f"dcg made an inline model that no walk could place at a pointer: {u}" for u in reading.unplaced
-    ]
+    problems = [f"dcg made an inline model that no walk could place at a pointer: {u}" for u in reading.unplaced]
 
     defs_key = "$defs" if "$defs" in document else "definitions"
     for name in sorted(document[defs_key]):
@@ -310,9 +306,7 @@ def facts() -> Facts:
 
 
 @pytest.mark.parametrize("revision", shipped.revisions())
-def test_fields_and_required_agree_with_dcg(
-    revisions: dict[str, Revision], facts: Facts, revision: str
-) -> None:
+def test_fields_and_required_agree_with_dcg(revisions: dict[str, Revision], facts: Facts, revision: str) -> None:
     rev = revisions[revision]
     problems = compare(rev.model, rev.reading, rev.document, facts)
     assert not problems, f"{revision}: mcpgen and datamodel-code-generator disagree:\n" + "\n".join(problems)

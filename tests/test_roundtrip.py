@@ -134,8 +134,13 @@ def test_seed_example_round_trips(packages: dict[str, ModuleType], where: str, v
     method = value.get("method")
     spec = g.CLIENT_TO_SERVER.get(method) or g.SERVER_TO_CLIENT.get(method)
     if isinstance(message, (g.JSONRPCRequest, g.JSONRPCNotification)) and spec is not None:
-        typed = assert_round_trip(g, value, g.ClientRequest | g.ClientNotification if method in g.CLIENT_TO_SERVER
-                                  else g.ServerRequest | g.ServerNotification)  # fmt: skip
+        typed = assert_round_trip(
+            g,
+            value,
+            g.ClientRequest | g.ClientNotification
+            if method in g.CLIENT_TO_SERVER
+            else g.ServerRequest | g.ServerNotification,
+        )
         assert type(typed).__name__.endswith(("Request", "Notification"))
         assert typed.method == method
     elif isinstance(message, g.JSONRPCResultResponse):
@@ -225,9 +230,7 @@ def test_invalid_corpus_covers_every_kind() -> None:
 
 @pytest.mark.parametrize(
     ("revision", "case"),
-    shared_params(
-        lambda: (pytest.param(r, c, id=f"{r}:{c.type_name}.{c.field}:{c.why}") for r, c in INVALID), 2
-    ),
+    shared_params(lambda: (pytest.param(r, c, id=f"{r}:{c.type_name}.{c.field}:{c.why}") for r, c in INVALID), 2),
 )
 def test_invalid_value_is_rejected_naming_the_field(
     packages: dict[str, ModuleType], revision: str, case: Invalid
@@ -264,8 +267,11 @@ def test_required_consts_are_filled_in(packages: dict[str, ModuleType]) -> None:
     g = packages["2025-11-25"]
     request = g.CallToolRequest(id=1, params=g.CallToolRequestParams(name="add"))
     assert json.loads(g.encode(request)) == {
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"},
-    }  # fmt: skip
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "add"},
+    }
 
 
 def test_nested_union_error_path_is_joined(packages: dict[str, ModuleType]) -> None:

@@ -64,7 +64,13 @@ def relative_files(root: Path) -> set[str]:
 
 @pytest.mark.parametrize(
     ("name", "package"),
-    [("weather", "weather"), ("notes2", "notes2"), ("my-server", "my_server"), ("a_b-c", "a_b_c"), ("json-tools", "json_tools")],
+    [
+        ("weather", "weather"),
+        ("notes2", "notes2"),
+        ("my-server", "my_server"),
+        ("a_b-c", "a_b_c"),
+        ("json-tools", "json_tools"),
+    ],
 )
 def test_valid_names_give_their_package_name(name: str, package: str) -> None:
     assert validate_name(name) == package
@@ -200,8 +206,13 @@ def test_readme(projects: dict[Transport, Path], transport: Transport) -> None:
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_the_server_default_transport(projects: dict[Transport, Path], transport: Transport) -> None:
-    usage = subprocess.run([sys.executable, "-m", f"{PACKAGE}.server", "--help"], cwd=projects[transport],
-                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    usage = subprocess.run(
+        [sys.executable, "-m", f"{PACKAGE}.server", "--help"],
+        cwd=projects[transport],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert f"(default: {transport})" in usage and "--http PORT" in usage and "--stdio" in usage
 
 
@@ -214,15 +225,23 @@ def test_the_generated_tests_pass(tmp_path: Path, transport: Transport) -> None:
     project = tmp_path / NAME
     create_project(NAME, project, transport=transport)
     env = {**os.environ, "PYTHONPATH": str(project)}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(project / "tests")],
-                         cwd=project, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(project / "tests")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     expected = 6 if transport == "stdio" else 12  # http: each test over stdio and over HTTP
     assert f"{expected} passed" in run.stdout
 
 
 @pytest.mark.anyio
-async def test_the_official_sdk_client_uses_the_generated_server(projects: dict[Transport, Path], tmp_path: Path) -> None:
+async def test_the_official_sdk_client_uses_the_generated_server(
+    projects: dict[Transport, Path], tmp_path: Path
+) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", f"{PACKAGE}.server"], cwd=projects["stdio"])
     with anyio.fail_after(30), (tmp_path / "stderr.log").open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -244,7 +263,11 @@ async def test_the_official_sdk_client_uses_the_generated_server(projects: dict[
     ("checkout", "target", "requirement"),
     [
         ("/src/mcpgen", "/src/weather", "mcpgen[http] @ {root:parent:uri}/mcpgen"),
-        ("/src/mcpgen", "/home/me/projects/weather", "mcpgen[http] @ {root:parent:parent:parent:parent:uri}/src/mcpgen"),
+        (
+            "/src/mcpgen",
+            "/home/me/projects/weather",
+            "mcpgen[http] @ {root:parent:parent:parent:parent:uri}/src/mcpgen",
+        ),
         ("/src/mcpgen", "/src/mcpgen/examples/weather", "mcpgen[http] @ {root:parent:parent:uri}"),
         ("/src/my {tools}/mc pgen", "/src/weather", "mcpgen[http] @ {root:parent:uri}/my%20%7Btools%7D/mc%20pgen"),
     ],
@@ -288,7 +311,9 @@ def test_a_project_moved_to_another_machine_installs_and_its_tests_pass(tmp_path
     shutil.move(first, moved)
     project = moved / "demo"
     assert "first-machine" not in (project / "pyproject.toml").read_text()
-    script = "python3 -m venv .venv && . .venv/bin/activate && pip install -q -e '.[test]' && pytest -q -p no:cacheprovider"
+    script = (
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -q -e '.[test]' && pytest -q -p no:cacheprovider"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=project, timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -312,7 +337,9 @@ def test_binding_beyond_loopback_needs_allowed_hosts(projects: dict[Transport, P
 
 
 @pytest.mark.parametrize("allowed", [[], ["my-box.example"]])
-def test_allowed_hosts_reach_the_server_and_a_refusal_is_logged(projects: dict[Transport, Path], allowed: list[str]) -> None:
+def test_allowed_hosts_reach_the_server_and_a_refusal_is_logged(
+    projects: dict[Transport, Path], allowed: list[str]
+) -> None:
     """Over loopback, with requests naming the host clients on other machines would use."""
     port = free_port()
     command = [sys.executable, "-m", f"{PACKAGE}.server", "--http", str(port)]
@@ -324,7 +351,9 @@ def test_allowed_hosts_reach_the_server_and_a_refusal_is_logged(projects: dict[T
 
         def status(host: str) -> int:
             url = f"http://127.0.0.1:{port}/mcp"
-            return httpx.post(url, json=initialize, headers={**headers, "Host": f"{host}:{port}"}, timeout=10).status_code
+            return httpx.post(
+                url, json=initialize, headers={**headers, "Host": f"{host}:{port}"}, timeout=10
+            ).status_code
 
         assert status("localhost") == 200
         assert status("my-box.example") == (200 if allowed else 403)

@@ -64,14 +64,26 @@ def serving(key: str, workers: int, log: Path) -> Iterator[str]:
     workers) is ended on the way out, whatever happened."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    command = [sys.executable, "-m", "uvicorn", APP, "--host", "127.0.0.1", "--port", str(port),
-               "--log-level", "warning", "--no-access-log"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        APP,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
     if workers > 1:
         command += ["--workers", str(workers)]
     env = {**os.environ, "MCPGEN_STATE_KEY": key}
     with log.open("wb") as errors:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=errors,
-                                   start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
+        )
         try:
             _wait_for_workers(url, process, workers, log)
             yield url
@@ -129,8 +141,9 @@ def _body(rid: int, tool: str, arguments: dict[str, Any], **extra: Any) -> bytes
     return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}).encode()
 
 
-async def _post(client: httpx.AsyncClient, url: str, rid: int, tool: str, arguments: dict[str, Any],
-                **extra: Any) -> tuple[int, dict[str, Any]]:  # fmt: skip
+async def _post(
+    client: httpx.AsyncClient, url: str, rid: int, tool: str, arguments: dict[str, Any], **extra: Any
+) -> tuple[int, dict[str, Any]]:
     reply = await client.post(url, content=_body(rid, tool, arguments, **extra), headers=_headers(tool))
     return reply.status_code, reply.json()
 
@@ -204,8 +217,9 @@ async def _client(url: str, c: int, tally: Tally, tls: ssl.SSLContext) -> None:
                     tally.errors.append(f"call {n} asked: {first['inputRequests']}")
                     continue
                 # The retry: the same request, a new id, the answer and the state echoed.
-                result = await post(2 * n + 1, "ask", {"n": n}, inputResponses={"answer": _answer(n)},
-                                    requestState=state)  # fmt: skip
+                result = await post(
+                    2 * n + 1, "ask", {"n": n}, inputResponses={"answer": _answer(n)}, requestState=state
+                )
                 if result is None:
                     continue
                 done = result.get("structuredContent") or {}
@@ -224,8 +238,9 @@ async def _client(url: str, c: int, tally: Tally, tls: ssl.SSLContext) -> None:
 async def _refused_by_stranger(stranger: str, n: int, state: str) -> None:
     """A worker holding another key refuses the state with -32602 and never runs the tool."""
     async with httpx.AsyncClient(timeout=10) as client:
-        status, data = await _post(client, stranger, 7, "ask", {"n": n}, inputResponses={"answer": _answer(n)},
-                                   requestState=state)  # fmt: skip
+        status, data = await _post(
+            client, stranger, 7, "ask", {"n": n}, inputResponses={"answer": _answer(n)}, requestState=state
+        )
         assert status == 400, (status, data)
         assert data.get("id") == 7 and "result" not in data, data
         assert data["error"]["code"] == -32602, data
@@ -246,10 +261,12 @@ async def test_four_workers_serve_stateless_load_with_retries_on_any_worker(tmp_
                     group.start_soon(_client, url, c, tally, tls)
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         posts = sum(tally.sent.values())
-        print(f"\n{CLIENTS} clients x {CALLS} calls on {WORKERS} workers: {posts} POSTs in {elapsed:.1f} s "
-              f"({posts / elapsed:.0f} POST/s, {CLIENTS * CALLS / elapsed:.0f} calls/s); calls per worker "
-              f"{sorted(tally.pids.values())}; MRTR retries on another worker {tally.moved}, "
-              f"on the same {tally.stayed}; the clients' process used {cpu:.1f} s of CPU")  # fmt: skip
+        print(
+            f"\n{CLIENTS} clients x {CALLS} calls on {WORKERS} workers: {posts} POSTs in {elapsed:.1f} s "
+            f"({posts / elapsed:.0f} POST/s, {CLIENTS * CALLS / elapsed:.0f} calls/s); calls per worker "
+            f"{sorted(tally.pids.values())}; MRTR retries on another worker {tally.moved}, "
+            f"on the same {tally.stayed}; the clients' process used {cpu:.1f} s of CPU"
+        )
         assert tally.errors == [], tally.errors[:10]
         # Every POST answered exactly once, with its own id; every call completed once.
         assert set(tally.answered) == set(tally.sent)
@@ -277,7 +294,8 @@ async def test_a_worker_with_another_key_refuses_the_state(tmp_path: Path) -> No
             assert status == 200 and first["result"]["resultType"] == "input_required", first
             state = first["result"]["requestState"]
             await _refused_by_stranger(two, 42, state)
-            status, done = await _post(client, one, 2, "ask", {"n": 42}, inputResponses={"answer": _answer(42)},
-                                       requestState=state)  # fmt: skip
+            status, done = await _post(
+                client, one, 2, "ask", {"n": 42}, inputResponses={"answer": _answer(42)}, requestState=state
+            )
             assert status == 200, done
             assert done["result"]["structuredContent"]["name"] == "user-42", done

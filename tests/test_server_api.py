@@ -101,7 +101,9 @@ async def test_schemas_and_conversions() -> None:
         box_schema = tools["area"].input_schema
         assert box_schema["required"] == ["box"] and "$defs" in box_schema
         assert tools["area"].output_schema["properties"]["result"]["type"] == "number"  # type: ignore[index]
-        assert (await client.call_tool("area", {"box": {"width": 2, "height": 3}, "scale": 2})).structured_content == {"result": 12}
+        assert (await client.call_tool("area", {"box": {"width": 2, "height": 3}, "scale": 2})).structured_content == {
+            "result": 12
+        }
         assert (await client.call_tool("where", {"p": {"x": 1, "y": 2}})).structured_content == {"x": 1, "y": 2}
         assert (await client.call_tool("raw")).structured_content == {"k": [1, 2]}
         free = await client.call_tool("untyped")
@@ -120,8 +122,11 @@ async def test_schemas_and_conversions() -> None:
 async def test_client_refuses_an_unsupported_version() -> None:
     class OddServer(ServerHandlers):
         async def initialize(self, params: InitializeRequestParams) -> InitializeResult:
-            return InitializeResult(protocol_version="1999-01-01", capabilities=ServerCapabilities(),
-                                    server_info=Implementation(name="odd", version="0"))  # fmt: skip
+            return InitializeResult(
+                protocol_version="1999-01-01",
+                capabilities=ServerCapabilities(),
+                server_info=Implementation(name="odd", version="0"),
+            )
 
     class OddSession(ServerSession):
         async def _initialize(self, params: InitializeRequestParams) -> InitializeResult:
@@ -160,7 +165,10 @@ async def test_a_resource_that_returns_none_is_an_error_naming_it(caplog: pytest
         assert "returned NoneType, but it is annotated -> str" in none.value.message
         with pytest.raises(McpError) as wrong:
             await client.read_resource("mem://users/ada")
-        assert "mem://users/ada" in wrong.value.message and "returned str, but it is annotated -> bytes" in wrong.value.message
+        assert (
+            "mem://users/ada" in wrong.value.message
+            and "returned str, but it is annotated -> bytes" in wrong.value.message
+        )
         with pytest.raises(McpError) as bare:
             await client.read_resource("mem://untyped")
         assert "returned NoneType" in bare.value.message and "annotated" not in bare.value.message

@@ -123,9 +123,7 @@ def test_primitives_are_required_properties() -> None:
 def test_defaults_are_optional_and_advertised() -> None:
     sentinel = object()
 
-    def f(
-        a: int, b: int = 3, c: str = "hi", d: list[int] = [1, 2], e: Color = Color.GREEN, z: Any = sentinel
-    ): ...
+    def f(a: int, b: int = 3, c: str = "hi", d: list[int] = [1, 2], e: Color = Color.GREEN, z: Any = sentinel): ...
 
     schema = sig(f).input_schema
     assert schema["required"] == ["a"]
@@ -261,9 +259,7 @@ def test_decode_converts_nested_objects_and_applies_defaults() -> None:
     ): ...
 
     s = sig(f)
-    kwargs = s.decode_arguments(
-        {"p": {"x": 1}, "owner": {"name": "ann"}, "filters": [{"field": "a", "value": 2}]}
-    )
+    kwargs = s.decode_arguments({"p": {"x": 1}, "owner": {"name": "ann"}, "filters": [{"field": "a", "value": 2}]})
     assert kwargs == {
         "p": Point(x=1, y=0),
         "owner": Owner(name="ann"),
@@ -473,9 +469,7 @@ def test_output_other_types_are_wrapped(annotation: Any, inner: dict[str, Any]) 
     assert s.output_schema["required"] == ["result"]
 
 
-@pytest.mark.parametrize(
-    "annotation", [None, TextThing, list[TextThing], TextThing | None, Annotated[TextThing, "x"]]
-)
+@pytest.mark.parametrize("annotation", [None, TextThing, list[TextThing], TextThing | None, Annotated[TextThing, "x"]])
 def test_no_output_schema(annotation: Any) -> None:
     def f(): ...
 

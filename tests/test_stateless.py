@@ -37,8 +37,15 @@ def url() -> Iterator[str]:
         yield found
 
 
-def post(url: str, method: str, params: dict[str, Any] | None = None, *, rid: Any = 1,
-         headers: dict[str, str] | None = None, meta: dict[str, Any] | None = None) -> httpx.Response:  # fmt: skip
+def post(
+    url: str,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    rid: Any = 1,
+    headers: dict[str, str] | None = None,
+    meta: dict[str, Any] | None = None,
+) -> httpx.Response:
     body_params = {"_meta": META if meta is None else meta, **(params or {})}
     sent = {
         "Content-Type": "application/json",
@@ -52,7 +59,9 @@ def post(url: str, method: str, params: dict[str, Any] | None = None, *, rid: An
         sent["Mcp-Name"] = encode_value(str(body_params.get("uri", "")))
     sent.update(headers or {})
     message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": body_params}
-    return httpx.post(url, content=json.dumps(message), headers={k: v for k, v in sent.items() if v is not None}, timeout=10)
+    return httpx.post(
+        url, content=json.dumps(message), headers={k: v for k, v in sent.items() if v is not None}, timeout=10
+    )
 
 
 def events(response: httpx.Response) -> list[Any]:
@@ -70,7 +79,12 @@ def events(response: httpx.Response) -> list[Any]:
         ({}, {}, 400, -32602),  # no protocol version, no capabilities
         ({"io.modelcontextprotocol/protocolVersion": MODERN}, {}, 400, -32602),
         ({**META, "io.modelcontextprotocol/protocolVersion": "v999.0.0"}, {}, 400, -32020),  # header says 2026-07-28
-        ({**META, "io.modelcontextprotocol/protocolVersion": "v999.0.0"}, {"MCP-Protocol-Version": "v999.0.0"}, 400, -32022),
+        (
+            {**META, "io.modelcontextprotocol/protocolVersion": "v999.0.0"},
+            {"MCP-Protocol-Version": "v999.0.0"},
+            400,
+            -32022,
+        ),
         (META, {"Mcp-Method": "tools/call"}, 400, -32020),
         (META, {"Mcp-Method": "TOOLS/LIST"}, 400, -32020),
     ],
@@ -141,8 +155,13 @@ def test_header_values_travel_in_the_base64_sentinel_when_they_must() -> None:
 
 
 def test_x_mcp_header_annotations_are_valid_only_on_top_level_scalars() -> None:
-    ok = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"},
-                                           "n": {"type": "integer", "x-mcp-header": "N"}}}  # fmt: skip
+    ok = {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "N"},
+        },
+    }
     assert annotated_params(ok) == {"region": "Region", "n": "N"}
     bad = [
         {"properties": {"f": {"type": "number", "x-mcp-header": "F"}}},
@@ -161,14 +180,20 @@ def test_x_mcp_header_annotations_are_valid_only_on_top_level_scalars() -> None:
 def test_plain_answers_are_json_and_progress_makes_a_stream(url: str) -> None:
     plain = post(url, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
     assert plain.headers["content-type"].startswith("application/json")
-    streamed = post(url, "tools/call", {"name": "count", "arguments": {"to": 3}},
-                    meta={**META, "progressToken": 9, "io.modelcontextprotocol/logLevel": "info"})  # fmt: skip
+    streamed = post(
+        url,
+        "tools/call",
+        {"name": "count", "arguments": {"to": 3}},
+        meta={**META, "progressToken": 9, "io.modelcontextprotocol/logLevel": "info"},
+    )
     assert streamed.headers["content-type"].startswith("text/event-stream")
     frames = events(streamed)
     assert [f["method"] for f in frames[:-1]].count("notifications/progress") == 3
     assert [f["params"]["data"] for f in frames if f.get("method") == "notifications/message"] == [
-        "counted 1", "counted 2", "counted 3",
-    ]  # fmt: skip
+        "counted 1",
+        "counted 2",
+        "counted 3",
+    ]
     assert frames[-1]["result"]["content"][0]["text"] == "counted to 3"
     assert all("id" not in f for f in frames[:-1])  # notifications only: never a request
 
@@ -176,10 +201,19 @@ def test_plain_answers_are_json_and_progress_makes_a_stream(url: str) -> None:
 def test_closing_the_stream_cancels_the_handler(url: str) -> None:
     async def main() -> None:
         async with httpx.AsyncClient(timeout=10) as client:
-            message = {"jsonrpc": "2.0", "id": 77, "method": "tools/call",
-                       "params": {"_meta": {**META, "progressToken": 1}, "name": "slow", "arguments": {"seconds": 30}}}  # fmt: skip
-            headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "slow",
-                       "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}  # fmt: skip
+            message = {
+                "jsonrpc": "2.0",
+                "id": 77,
+                "method": "tools/call",
+                "params": {"_meta": {**META, "progressToken": 1}, "name": "slow", "arguments": {"seconds": 30}},
+            }
+            headers = {
+                "MCP-Protocol-Version": MODERN,
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": "slow",
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+            }
             with pytest.raises(httpx.ReadTimeout):
                 await client.post(url, content=json.dumps(message), headers=headers, timeout=0.5)
         # The server is free at once and serves the next request.
@@ -202,7 +236,7 @@ def test_a_question_needs_the_capability_declared_on_this_request(url: str) -> N
 def test_input_required_round_trip_and_a_tampered_or_foreign_state(url: str) -> None:
     first = post(url, "tools/call", {"name": "ask_user", "arguments": {}}).json()["result"]
     assert first["resultType"] == "input_required" and "ttlMs" not in first
-    (key, question), = first["inputRequests"].items()
+    ((key, question),) = first["inputRequests"].items()
     assert question["method"] == "elicitation/create" and "_meta" not in question["params"]
     answer = {key: {"action": "accept", "content": {"name": "Ada", "age": 3}}}
     retry = {"name": "ask_user", "arguments": {}, "inputResponses": answer, "requestState": first["requestState"]}
@@ -214,7 +248,12 @@ def test_input_required_round_trip_and_a_tampered_or_foreign_state(url: str) -> 
     foreign = post(url, "tools/call", {**retry, "name": "ask_model", "arguments": {"question": "x"}}, rid=4).json()
     assert foreign["error"]["code"] == -32602 and "another request" in foreign["error"]["message"]
     # Answers for keys nobody asked are ignored; a missing answer asks again.
-    again = post(url, "tools/call", {"name": "ask_user", "arguments": {}, "inputResponses": {"other": {"action": "decline"}}}, rid=5)
+    again = post(
+        url,
+        "tools/call",
+        {"name": "ask_user", "arguments": {}, "inputResponses": {"other": {"action": "decline"}}},
+        rid=5,
+    )
     assert again.json()["result"]["resultType"] == "input_required"
     assert post(url, "tools/call", {**retry, "inputResponses": None}, rid=6).json()["error"]["code"] == -32602
 
@@ -243,7 +282,9 @@ def test_only_the_three_question_methods_may_ask() -> None:
     async def main() -> list[Any]:
         a, b = memory_pair()
         task = asyncio.create_task(server.serve(a))
-        await b.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}).encode())
+        await b.send(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}).encode()
+        )
         reply = json.loads(await b.receive())  # type: ignore[arg-type]
         await b.close()
         await task
@@ -275,8 +316,13 @@ def test_caching_hints_default_per_list_and_per_resource() -> None:
         a, b = memory_pair()
         task = asyncio.create_task(server.serve(a))
         out: dict[str, Any] = {}
-        calls = [("tools/list", {}), ("prompts/list", {}), ("resources/read", {"uri": "test://r"}),
-                 ("resources/read", {"uri": "test://s"}), ("server/discover", {})]  # fmt: skip
+        calls = [
+            ("tools/list", {}),
+            ("prompts/list", {}),
+            ("resources/read", {"uri": "test://r"}),
+            ("resources/read", {"uri": "test://s"}),
+            ("server/discover", {}),
+        ]
         for i, (method, params) in enumerate(calls):
             message = {"jsonrpc": "2.0", "id": i, "method": method, "params": {"_meta": META, **params}}
             await b.send(json.dumps(message).encode())
@@ -306,8 +352,10 @@ def test_stdio_era_is_chosen_by_the_first_request() -> None:
         try:
             reply = await modern.request("tools/list", {"_meta": META})
             assert reply["result"]["resultType"] == "complete"
-            refused = await modern.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                                          "clientInfo": {"name": "x", "version": "0"}})  # fmt: skip
+            refused = await modern.request(
+                "initialize",
+                {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}},
+            )
             assert refused["error"]["code"] == -32022
             assert refused["error"]["data"] == {"supported": [MODERN], "requested": "2025-11-25"}
         finally:

@@ -119,8 +119,13 @@ def test_answers_on_the_spot_are_those_of_the_task_path() -> None:
         call(3, "quick", {"text": 3}),  # invalid arguments: an isError result
         call(4, "no_such_tool", {}),  # -32602
         {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "quick", "arguments": {"text": "x"}}},
-        {"jsonrpc": "2.0", "id": "six", "method": "tools/call", "params": {"_meta": {**META, "io.modelcontextprotocol/protocolVersion": "1999-01-01"}, "name": "quick"}},
-    ]  # fmt: skip
+        {
+            "jsonrpc": "2.0",
+            "id": "six",
+            "method": "tools/call",
+            "params": {"_meta": {**META, "io.modelcontextprotocol/protocolVersion": "1999-01-01"}, "name": "quick"},
+        },
+    ]
 
     async def main() -> None:
         for message in requests:
@@ -155,8 +160,13 @@ def test_the_input_scope_is_built_only_when_a_handler_asks() -> None:
         frame, _ = await server.stateless.handle(decode_envelope(json.dumps(call(2, "asks", {})).encode()))
         first = msgspec.json.decode(frame)["result"]
         assert first["resultType"] == "input_required" and list(first["inputRequests"]) == ["name"]
-        retry = call(3, "asks", {}, inputResponses={"name": {"action": "accept", "content": {"name": "Ada"}}},
-                     requestState=first["requestState"])  # fmt: skip
+        retry = call(
+            3,
+            "asks",
+            {},
+            inputResponses={"name": {"action": "accept", "content": {"name": "Ada"}}},
+            requestState=first["requestState"],
+        )
         frame, _ = await server.stateless.handle(decode_envelope(json.dumps(retry).encode()))
         assert text_of(msgspec.json.decode(frame)) == "hello Ada"
         # The state still belongs to its own request only.
@@ -206,8 +216,13 @@ def test_http_answers_on_the_spot_with_json_and_streams_the_rest() -> None:
 
     def post(message: dict[str, Any]) -> httpx.Response:
         name = message["params"].get("name", "")
-        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": name,
-                   "Accept": "application/json, text/event-stream", "Content-Type": "application/json"}  # fmt: skip
+        headers = {
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": name,
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
         return httpx.post(url, content=json.dumps(message), headers=headers, timeout=10)
 
     with running([sys.executable, str(SERVER), str(port)], url):

@@ -58,8 +58,9 @@ async def test_requests_before_initialize_are_refused_but_ping_works(peer: RawPe
 
 
 async def test_second_initialize_is_refused(ready: RawPeer) -> None:
-    reply = await ready.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                               "clientInfo": {"name": "x", "version": "1"}})  # fmt: skip
+    reply = await ready.request(
+        "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}
+    )
     assert reply["error"]["code"] == -32600
 
 
@@ -135,16 +136,23 @@ async def test_stray_print_goes_to_stderr(ready: RawPeer) -> None:
 
 
 async def test_slow_handler_does_not_block_others(ready: RawPeer) -> None:
-    await ready.send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-                      "params": {"name": "slow", "arguments": {"seconds": 1.0}}})  # fmt: skip
+    await ready.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "slow",
+            "method": "tools/call",
+            "params": {"name": "slow", "arguments": {"seconds": 1.0}},
+        }
+    )
     assert (await ready.request("ping", timeout=0.5))["result"] == {}
     reply = await ready.recv(3)
     assert reply["id"] == "slow" and reply["result"]["content"][0]["text"] == "slept 1.0"
 
 
 async def test_cancelled_request_gets_no_response(ready: RawPeer) -> None:
-    await ready.send({"jsonrpc": "2.0", "id": "c1", "method": "tools/call",
-                      "params": {"name": "slow", "arguments": {"seconds": 5}}})  # fmt: skip
+    await ready.send(
+        {"jsonrpc": "2.0", "id": "c1", "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 5}}}
+    )
     await asyncio.sleep(0.2)
     await ready.notify("notifications/cancelled", {"requestId": "c1", "reason": "test"})
     assert await ready.nothing_within(0.5)
@@ -153,7 +161,12 @@ async def test_cancelled_request_gets_no_response(ready: RawPeer) -> None:
 
 
 async def test_duplicate_in_flight_id_is_refused(ready: RawPeer) -> None:
-    call = {"jsonrpc": "2.0", "id": "d", "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 0.5}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": "d",
+        "method": "tools/call",
+        "params": {"name": "slow", "arguments": {"seconds": 0.5}},
+    }
     await ready.send(call)
     await ready.send(call)
     first = await ready.recv()
@@ -164,8 +177,14 @@ async def test_duplicate_in_flight_id_is_refused(ready: RawPeer) -> None:
 
 async def test_progress_and_logs_before_the_result(ready: RawPeer) -> None:
     await ready.request("logging/setLevel", {"level": "info"})
-    await ready.send({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
-                      "params": {"name": "count", "arguments": {"to": 3}, "_meta": {"progressToken": "tok"}}})  # fmt: skip
+    await ready.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 50,
+            "method": "tools/call",
+            "params": {"name": "count", "arguments": {"to": 3}, "_meta": {"progressToken": "tok"}},
+        }
+    )
     frames = [await ready.recv() for _ in range(7)]
     progress = [f["params"] for f in frames if f.get("method") == "notifications/progress"]
     logs = [f["params"] for f in frames if f.get("method") == "notifications/message"]
@@ -191,20 +210,33 @@ async def test_server_to_client_request_needs_the_client_capability(ready: RawPe
 
 async def test_sampling_round_trip_over_the_wire(peer: RawPeer) -> None:
     await peer.initialize(capabilities={"sampling": {}})
-    await peer.send({"jsonrpc": "2.0", "id": 60, "method": "tools/call",
-                     "params": {"name": "ask_model", "arguments": {"question": "2+2?"}}})  # fmt: skip
+    await peer.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 60,
+            "method": "tools/call",
+            "params": {"name": "ask_model", "arguments": {"question": "2+2?"}},
+        }
+    )
     request = await peer.recv()
     assert request["method"] == "sampling/createMessage"
     assert request["params"]["messages"][0]["content"] == {"type": "text", "text": "2+2?"}
-    await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {
-        "role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"}})  # fmt: skip
+    await peer.send(
+        {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"},
+        }
+    )
     reply = await peer.recv()
     assert reply["id"] == 60 and reply["result"]["content"][0]["text"] == "4"
 
 
 async def test_stdin_eof_exits_zero(peer: RawPeer) -> None:
     await peer.initialize()
-    await peer.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 30}}})
+    await peer.send(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 30}}}
+    )
     await asyncio.sleep(0.2)
     assert await peer.close() == 0
 
@@ -225,16 +257,37 @@ async def test_redirected_stdin_and_stdout(tmp_path: Path) -> None:
     from tests.wire import DEMO
 
     requests = tmp_path / "in.jsonl"
-    requests.write_text("\n".join(json.dumps(m) for m in [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "f", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "file"}}},
-    ]) + "\n")  # fmt: skip
+    requests.write_text(
+        "\n".join(
+            json.dumps(m)
+            for m in [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "f", "version": "1"},
+                    },
+                },
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "file"}},
+                },
+            ]
+        )
+        + "\n"
+    )
     replies = tmp_path / "out.jsonl"
     with requests.open("rb") as stdin, replies.open("wb") as stdout:
         assert subprocess.run([sys.executable, str(DEMO)], stdin=stdin, stdout=stdout, timeout=20).returncode == 0
     answers = [json.loads(line) for line in replies.read_text().splitlines()]
     assert answers[1] == {"id": 2, "result": {"content": [{"type": "text", "text": "file"}]}, "jsonrpc": "2.0"}
     with open("/dev/null", "rb") as nothing:
-        assert subprocess.run([sys.executable, str(DEMO)], stdin=nothing, capture_output=True, timeout=20).returncode == 0
+        assert (
+            subprocess.run([sys.executable, str(DEMO)], stdin=nothing, capture_output=True, timeout=20).returncode == 0
+        )

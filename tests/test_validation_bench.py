@@ -18,8 +18,11 @@ def test_validation_bench(tmp_path: Path) -> None:
     out = tmp_path / "validation.json"
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "validation.py"), "--quick", "--json", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     report = json.loads(out.read_text())
     assert report["problems"] == []

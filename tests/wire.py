@@ -24,10 +24,14 @@ class RawPeer:
     @classmethod
     async def start(cls, *args: str, script: Path = DEMO) -> RawPeer:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(script), *args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            str(script),
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
             limit=64 * 1024 * 1024,
-        )  # fmt: skip
+        )
         return cls(process)
 
     async def _collect(self, stream: asyncio.StreamReader) -> None:
@@ -77,11 +81,14 @@ class RawPeer:
         await self.send(message)
 
     async def initialize(self, version: str = "2025-11-25", capabilities: Any = None) -> Any:
-        reply = await self.request("initialize", {
-            "protocolVersion": version,
-            "capabilities": capabilities or {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        })  # fmt: skip
+        reply = await self.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": capabilities or {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        )
         await self.notify("notifications/initialized")
         return reply
 

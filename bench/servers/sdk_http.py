@@ -42,9 +42,7 @@ async def echo_progress(text: str, ctx: Context) -> str:
 def main() -> None:
     port = int(sys.argv[1])
     json_response = "--json-response" in sys.argv[2:]
-    server.run(
-        "streamable-http", host="127.0.0.1", port=port, json_response=json_response, stateless_http=False
-    )
+    server.run("streamable-http", host="127.0.0.1", port=port, json_response=json_response, stateless_http=False)
 
 
 if __name__ == "__main__":

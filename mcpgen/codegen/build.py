@@ -200,9 +200,7 @@ class _Builder:
             label = _const_label(node)
             if label is None:
                 label = f"Option{ptr.rsplit('/', 1)[-1]}"
-                self.reports.append(
-                    Report("warning", f"{ptr}: inline union member has no const to name it by")
-                )
+                self.reports.append(Report("warning", f"{ptr}: inline union member has no const to name it by"))
             return self.type_of(node, f"{union_name}{label}", ptr)
         return self.type_of(node, f"{union_name}Item", ptr)
 
@@ -304,4 +302,3 @@ def _const_label(node: dict[str, Any]) -> str | None:
         if isinstance(sub, dict) and isinstance(sub.get("const"), str):
             return naming.pascal(re.sub(r"[^A-Za-z0-9]+", "_", sub["const"]))
     return None
-

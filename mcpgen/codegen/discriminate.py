@@ -167,11 +167,7 @@ def _pref_index(name: str) -> int:
 def _tag_candidates(structs: list[StructDef]) -> list[str]:
     names = None
     for s in structs:
-        consts = {
-            f.wire_name
-            for f in s.fields
-            if f.required and f.is_const and isinstance(f.const_value, str)
-        }
+        consts = {f.wire_name for f in s.fields if f.required and f.is_const and isinstance(f.const_value, str)}
         names = consts if names is None else names & consts
     out = []
     for name in sorted(names or ()):

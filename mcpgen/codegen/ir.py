@@ -30,8 +30,7 @@ class Prim:
     @property
     def constrained(self) -> bool:
         return any(
-            v is not None
-            for v in (self.ge, self.le, self.gt, self.lt, self.min_length, self.max_length, self.pattern)
+            v is not None for v in (self.ge, self.le, self.gt, self.lt, self.min_length, self.max_length, self.pattern)
         )
 
 
@@ -84,6 +83,7 @@ def type_label(expr: TypeExpr) -> str:
     if isinstance(expr, Const):
         return f"Literal[{', '.join(repr(v) for v in expr.values)}]"
     return " | ".join(type_label(m) for m in expr.members)
+
 
 # ---------------------------------------------------------------- named types
 
@@ -241,11 +241,7 @@ class Model:
 
     def methods_for(self, direction: Direction, kind: str | None = None) -> list[Method]:
         """Messages sent in ``direction`` (all kinds but "input" unless asked for)."""
-        return [
-            m
-            for m in self.methods
-            if m.direction == direction and (m.kind == kind if kind else m.kind != "input")
-        ]
+        return [m for m in self.methods if m.direction == direction and (m.kind == kind if kind else m.kind != "input")]
 
     def structs(self) -> list[StructDef]:
         return [t for t in self.types.values() if isinstance(t, StructDef)]

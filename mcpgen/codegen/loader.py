@@ -20,6 +20,8 @@ from typing import Any
 from mcpgen import schema as shipped
 
 # Keywords whose meaning the generator uses or deliberately ignores.
+# Grouped by kind (references, structure, combinators, bounds, annotations): easier to check
+# against the spec than one a line.
 KNOWN_KEYWORDS = frozenset(
     {
         "$schema", "$ref", "$defs", "$id", "$comment", "definitions",
@@ -91,9 +93,7 @@ def parse_schema(raw: bytes, source: str, revision: str) -> LoadedSchema:
     except UnicodeDecodeError as exc:
         raise SchemaError(source, "", f"not UTF-8 text ({exc.reason})") from None
     except json.JSONDecodeError as exc:
-        raise SchemaError(
-            source, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+        raise SchemaError(source, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     if not isinstance(document, dict):
         raise SchemaError(source, "", "the document is not a JSON object")
     keys = [k for k in ("$defs", "definitions") if k in document]

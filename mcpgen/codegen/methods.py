@@ -57,9 +57,7 @@ def build_methods(model: Model, defs: dict[str, Any], facts: Facts) -> None:
             model.reports.append(Report("info", f"facts.toml [{table}] {key!r} matched nothing"))
 
 
-def _method_from(
-    model: Model, facts: Facts, member: TypeExpr, direction: Direction, kind: MethodKind
-) -> Method | None:
+def _method_from(model: Model, facts: Facts, member: TypeExpr, direction: Direction, kind: MethodKind) -> Method | None:
     struct = model.types.get(member.name) if isinstance(member, Named) else None
     where = getattr(member, "name", repr(member))
     if not isinstance(struct, StructDef):
@@ -76,9 +74,7 @@ def _method_from(
     if kind != "notification":
         result = facts.result_for(struct.name) or _named_result(model, struct.name)
         if result is None:
-            model.reports.append(
-                Report("warning", f"{struct.name}: no result type; add it to facts.toml [results]")
-            )
+            model.reports.append(Report("warning", f"{struct.name}: no result type; add it to facts.toml [results]"))
             result = "Result" if "Result" in model.types else None
         else:
             input_required = _may_ask_for_input(model, facts, result)
@@ -164,9 +160,7 @@ def _has_fields(model: Model, facts: Facts, result: str | None, wanted: set[str]
         return False
     structs = [leaf.struct for leaf in leaves_of(model, [Named(result)]) if leaf.struct is not None]
     complete = [s for s in structs if facts.result_type_value(s.name) is None]
-    return bool(complete) and all(
-        wanted <= {f.wire_name for f in s.fields if f.required} for s in complete
-    )
+    return bool(complete) and all(wanted <= {f.wire_name for f in s.fields if f.required} for s in complete)
 
 
 def referenced_names(model: Model, expr: TypeExpr | None) -> Iterator[str]:

@@ -49,8 +49,22 @@ FILES = {
 SPEC_BASE = "https://modelcontextprotocol.io/specification"
 # Names the generated modules import. A schema type with one of these names (2024-11-05
 # has a type called `Annotated`) keeps its name; the import is renamed instead.
-IMPORTED = ("Annotated", "Any", "ClassVar", "Literal", "TypeAlias", "TYPE_CHECKING", "UNSET",
-            "Meta", "UnsetType", "field", "SchemaStruct", "UntaggedUnion", "TypeVar", "cast")  # fmt: skip
+IMPORTED = (
+    "Annotated",
+    "Any",
+    "ClassVar",
+    "Literal",
+    "TypeAlias",
+    "TYPE_CHECKING",
+    "UNSET",
+    "Meta",
+    "UnsetType",
+    "field",
+    "SchemaStruct",
+    "UntaggedUnion",
+    "TypeVar",
+    "cast",
+)
 _SYMBOLS: dict[str, str] = {}
 
 
@@ -79,10 +93,7 @@ def render_package(model: Model, command: str = "mcpgen generate") -> Rendered:
     _SYMBOLS.update({n: f"_{n}" for n in IMPORTED if n in model.types})
     env = _environment(model)
     context = _context(model) | {"command": command}
-    raw = {
-        name: env.get_template(template).render(**context) if template else ""
-        for name, template in FILES.items()
-    }
+    raw = {name: env.get_template(template).render(**context) if template else "" for name, template in FILES.items()}
     return Rendered(format_files(raw))
 
 
@@ -104,13 +115,13 @@ def format_files(raw: dict[str, str]) -> dict[str, str]:
         paths = {name: Path(tmp) / name for name in raw if raw[name]}
         for name, path in paths.items():
             path.write_text(raw[name], encoding="utf-8")
-        done = subprocess.run(
-            [_ruff(), *RUFF_ARGS, *map(str, paths.values())], capture_output=True, text=True
-        )
+        done = subprocess.run([_ruff(), *RUFF_ARGS, *map(str, paths.values())], capture_output=True, text=True)
         if done.returncode != 0:
             for name in paths:
                 Path(f"/tmp/mcpgen-unformatted-{name}").write_text(raw[name], encoding="utf-8")
-            raise FormatError(f"ruff format failed ({done.stderr.strip()}); unformatted text in /tmp/mcpgen-unformatted-*")
+            raise FormatError(
+                f"ruff format failed ({done.stderr.strip()}); unformatted text in /tmp/mcpgen-unformatted-*"
+            )
         for name, path in paths.items():
             formatted[name] = path.read_text(encoding="utf-8")
     return formatted
@@ -144,7 +155,6 @@ def _context(model: Model) -> dict[str, Any]:
         "structs": structs,
         "typedefs": _ordered_aliases(model),
         "untagged": [u for u in model.unions() if not u.native and u.erased is None],
-
         "names": sorted(model.types),
         "c2s": model.methods_for("c2s"),
         "s2c": model.methods_for("s2c"),
@@ -307,9 +317,14 @@ def py_type(expr: TypeExpr, quoted: frozenset[str] = frozenset()) -> str:
 
 def _meta_args(p: Prim) -> str:
     pairs = [
-        ("ge", p.ge), ("le", p.le), ("gt", p.gt), ("lt", p.lt),
-        ("min_length", p.min_length), ("max_length", p.max_length), ("pattern", p.pattern),
-    ]  # fmt: skip
+        ("ge", p.ge),
+        ("le", p.le),
+        ("gt", p.gt),
+        ("lt", p.lt),
+        ("min_length", p.min_length),
+        ("max_length", p.max_length),
+        ("pattern", p.pattern),
+    ]
     return ", ".join(f"{k}={py_literal(v)}" for k, v in pairs if v is not None)
 
 
@@ -366,7 +381,7 @@ def field_line(f: Field, struct: StructDef) -> str:
     if not options:
         return f"{f.py_name}: {annotation}"
     if options == [o for o in options if o.startswith("default=")]:
-        return f"{f.py_name}: {annotation} = {options[0][len('default='):]}"
+        return f"{f.py_name}: {annotation} = {options[0][len('default=') :]}"
     return f"{f.py_name}: {annotation} = {sym('field')}({', '.join(options)})"
 
 

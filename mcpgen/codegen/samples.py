@@ -76,8 +76,12 @@ class SampleMaker:
     @staticmethod
     def scalar(p: Prim) -> Any:
         if p.name == "str":
-            return {"uri": "file:///tmp/example.txt", "uri-template": "file:///{path}",
-                    "byte": "aGVsbG8=", "date-time": "2025-01-12T15:00:58Z"}.get(p.format or "", "text")  # fmt: skip
+            return {
+                "uri": "file:///tmp/example.txt",
+                "uri-template": "file:///{path}",
+                "byte": "aGVsbG8=",
+                "date-time": "2025-01-12T15:00:58Z",
+            }.get(p.format or "", "text")
         if p.name == "int":
             return int(p.ge) if p.ge is not None else 7
         if p.name == "float":
@@ -132,8 +136,13 @@ class SampleMaker:
         kinds = self.kinds(f.type)
         if "any" in kinds:
             return None
-        for candidate, kind in (({"not": "this"}, "object"), ([["nested"]], "array"),
-                                ("a string", "string"), (True, "boolean"), (12345, "integer")):  # fmt: skip
+        for candidate, kind in (
+            ({"not": "this"}, "object"),
+            ([["nested"]], "array"),
+            ("a string", "string"),
+            (True, "boolean"),
+            (12345, "integer"),
+        ):
             if kind not in kinds and not (kind == "integer" and "number" in kinds):
                 return candidate
         return None
@@ -154,8 +163,11 @@ class SampleMaker:
             return {"object"}
         if isinstance(expr, Const):
             return {value_kind(v) for v in expr.values}
-        return {{"str": "string", "int": "integer", "float": "number", "bool": "boolean",
-                 "None": "null", "Any": "any"}[expr.name]}  # fmt: skip
+        return {
+            {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "None": "null", "Any": "any"}[
+                expr.name
+            ]
+        }
 
     @staticmethod
     def out_of_bounds(f: Field) -> Any:

@@ -255,7 +255,9 @@ class McpHttpApp:
             # 403 and its operator never learns which setting to change. %r keeps a peer's
             # control characters out of the log; the cut keeps one line short.
             log.warning(
-                "403 for Host %r: not in allowed_hosts %s (an option of Server.run and http_app)", host[:100], list(allowed)
+                "403 for Host %r: not in allowed_hosts %s (an option of Server.run and http_app)",
+                host[:100],
+                list(allowed),
             )
             raise HttpError(403, "Forbidden: Host not allowed")
         origin = headers.get("origin")
@@ -469,7 +471,9 @@ class McpHttpApp:
         live.transport.standalone = stream
         await self._stream(live, stream, receive, send, extra, prime=_primes(live.session))
 
-    async def _resume(self, live: _Live, last: str, receive: Receive, send: Send, extra: list[tuple[bytes, bytes]]) -> None:
+    async def _resume(
+        self, live: _Live, last: str, receive: Receive, send: Send, extra: list[tuple[bytes, bytes]]
+    ) -> None:
         found = await live.transport.events.replay_after(last)
         if found is None:
             raise HttpError(404, "Not Found: unknown Last-Event-ID")
@@ -540,11 +544,7 @@ class McpHttpApp:
     def _reap(self, force: bool = False) -> None:
         """End sessions idle longer than the timeout (or, when full, the idlest one)."""
         now = time.monotonic()
-        idle = [
-            (live.transport.last_active, sid)
-            for sid, live in self.sessions.items()
-            if not live.transport.busy
-        ]
+        idle = [(live.transport.last_active, sid) for sid, live in self.sessions.items() if not live.transport.busy]
         expired = [sid for last, sid in idle if now - last > self.options.session_idle_timeout]
         if force and not expired and idle:
             expired = [min(idle)[1]]

@@ -141,7 +141,11 @@ class InputScope:
             declared = caps.get("elicitation") or {}
             if mode == "url" and "url" not in declared:
                 needed = {"elicitation": {"url": {}}}
-        elif method == "sampling/createMessage" and getattr(params, "tools", None) and "tools" not in (caps.get("sampling") or {}):
+        elif (
+            method == "sampling/createMessage"
+            and getattr(params, "tools", None)
+            and "tools" not in (caps.get("sampling") or {})
+        ):
             needed = {"sampling": {"tools": {}}}
         if needed is not None:
             raise McpError(

@@ -90,8 +90,13 @@ class LegacySseEndpoints:
         endpoint = f"{root}{MESSAGES_PATH}?session_id={session_id}".encode()
         try:
             await send({"type": "http.response.start", "status": 200, "headers": sse_headers([])})
-            await send({"type": "http.response.body", "body": b"event: endpoint\ndata: " + endpoint + b"\n\n",
-                        "more_body": True})  # fmt: skip
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": b"event: endpoint\ndata: " + endpoint + b"\n\n",
+                    "more_body": True,
+                }
+            )
             while True:
                 getter = asyncio.ensure_future(transport.outbox.get())
                 ready, _ = await asyncio.wait(

@@ -67,8 +67,9 @@ class ListenHub:
             uris=frozenset(honoured.get("resourceSubscriptions", ())),
         )
         tag = {SUBSCRIPTION_ID: request.id}
-        await stateless.notify(request, "notifications/subscriptions/acknowledged",
-                               {"notifications": honoured, "_meta": tag})  # fmt: skip
+        await stateless.notify(
+            request, "notifications/subscriptions/acknowledged", {"notifications": honoured, "_meta": tag}
+        )
         self.subscriptions.add(sub)
         try:
             while (item := await sub.queue.get()) is not _CLOSE:

@@ -109,8 +109,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 # Return types sent as content, not structured output: text, bytes and content blocks.
 _CONTENT_TYPES: tuple[type, ...] = (
-    str, bytes, TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, CallToolResult,
-)  # fmt: skip
+    str,
+    bytes,
+    TextContent,
+    ImageContent,
+    AudioContent,
+    ResourceLink,
+    EmbeddedResource,
+    CallToolResult,
+)
 
 
 class ToolError(Exception):
@@ -411,8 +418,10 @@ class Server:
             else:
                 variables = list(sig.input_schema.get("properties", {}))
                 if not variables:
-                    raise TypeError(f"resource template function `{sig.name}` has no parameters to fill "
-                                    "from a URI: use @server.resource for a fixed URI")  # fmt: skip
+                    raise TypeError(
+                        f"resource template function `{sig.name}` has no parameters to fill "
+                        "from a URI: use @server.resource for a fixed URI"
+                    )
                 uri_text = f"resource://{sig.name}" + "".join(f"/{{{v}}}" for v in variables)
             template = _uri_template(uri_text)
             definition = ResourceTemplate(
@@ -450,8 +459,11 @@ class Server:
                 uri = uri_prefix + relative
                 reader = _reader(base, relative, uri)
                 self._resources[uri] = _Resource(
-                    reader, signature_of(reader), True, Resource(uri=uri, name=relative, mime_type=guess_mime(file)),
-                )  # fmt: skip
+                    reader,
+                    signature_of(reader),
+                    True,
+                    Resource(uri=uri, name=relative, mime_type=guess_mime(file)),
+                )
         self._changed("resources")
 
     @overload
@@ -522,7 +534,9 @@ class Server:
         (``@server.completion(argument="city", prompt="weather")``). ``blocking``: as for
         :meth:`tool`."""
         if not isinstance(argument, str):
-            raise TypeError(f"@server.completion: argument= is the argument's name (a str), not {type(argument).__name__}")
+            raise TypeError(
+                f"@server.completion: argument= is the argument's name (a str), not {type(argument).__name__}"
+            )
         for given in (prompt, template):
             if given is not None and not isinstance(given, str):
                 raise TypeError(f"@server.completion: prompt= and template= are strings, not {type(given).__name__}")
@@ -651,7 +665,9 @@ class Server:
             return started  # the arguments were refused
         entry, kwargs = started
         try:
-            value = await self._invoke(entry.fn, entry.signature, entry.in_thread, kwargs, f"tool {entry.definition.name}")
+            value = await self._invoke(
+                entry.fn, entry.signature, entry.in_thread, kwargs, f"tool {entry.definition.name}"
+            )
         except Exception as exc:
             return self._tool_failed(entry, exc)
         return self._tool_result(entry, value)
@@ -662,7 +678,9 @@ class Server:
         run in the thread pool) and for one that takes a :class:`Context` (its
         cancellation state belongs to a task of its own)."""
         entry = self._tools.get(params.name)
-        if entry is not None and (entry.in_thread or entry.signature.is_async or entry.signature.context_param is not None):
+        if entry is not None and (
+            entry.in_thread or entry.signature.is_async or entry.signature.context_param is not None
+        ):
             return NOT_NOW  # type: ignore[no-any-return]
         started = self._tool_call(params)
         if isinstance(started, CallToolResult):
@@ -712,15 +730,18 @@ class Server:
             return value
         if entry.signature.output_schema is None:
             if isinstance(value, dict):  # structured data without a declared schema
-                return CallToolResult(content=[TextContent(text=msgspec.json.encode(value).decode())],
-                                      structured_content=msgspec.to_builtins(value))  # fmt: skip
+                return CallToolResult(
+                    content=[TextContent(text=msgspec.json.encode(value).decode())],
+                    structured_content=msgspec.to_builtins(value),
+                )
             return CallToolResult(content=to_content(value))
         try:
             if entry.returns is not None:
                 value = msgspec.convert(msgspec.to_builtins(value), entry.returns)
         except msgspec.ValidationError as exc:
-            log.error("mcpgen: tool %s returned data that does not match its output schema: %s",
-                      entry.definition.name, exc)  # fmt: skip
+            log.error(
+                "mcpgen: tool %s returned data that does not match its output schema: %s", entry.definition.name, exc
+            )
             return _tool_error(f"Tool {entry.definition.name} returned invalid output: {exc}")
         data = msgspec.to_builtins(value)
         structured = {"result": data} if entry.signature.wrap_result else data
@@ -897,8 +918,11 @@ class Server:
         sock.listen(config.backlog)
         bound_port = sock.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
-        print(f"mcpgen: serving {self.info.name} over Streamable HTTP at http://{shown}:{bound_port}{path}",
-              file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"mcpgen: serving {self.info.name} over Streamable HTTP at http://{shown}:{bound_port}{path}",
+            file=sys.stderr,
+            flush=True,
+        )
         http_server = uvicorn.Server(config)
         try:
             http_server.run(sockets=[sock])
@@ -936,8 +960,10 @@ def _bare(first: Any, decorator: str, what: str, *, optional: bool = True) -> tu
         return None, first
     if callable(first):
         return first, None
-    raise TypeError(f"@server.{decorator}: the first argument is {what} (a str), not {type(first).__name__}; "
-                    f"use @server.{decorator} or @server.{decorator}(...)")  # fmt: skip
+    raise TypeError(
+        f"@server.{decorator}: the first argument is {what} (a str), not {type(first).__name__}; "
+        f"use @server.{decorator} or @server.{decorator}(...)"
+    )
 
 
 def _uri_template(text: str) -> UriTemplate:

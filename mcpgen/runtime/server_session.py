@@ -27,8 +27,15 @@ from mcpgen.runtime.versions import STATELESS, Era, negotiate
 _VERSION_KEY = b"modelcontextprotocol"  # a cheap look before parsing (a slash may be escaped)
 
 LOG_LEVELS: tuple[LoggingLevel, ...] = (
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
-)  # fmt: skip
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 _SEVERITY = {level: i for i, level in enumerate(LOG_LEVELS)}
 
 
@@ -74,7 +81,9 @@ class ServerSession(Session, ServerCalls):
             meta = msgspec.json.decode(env.params).get("_meta")
         except (msgspec.DecodeError, AttributeError, RecursionError):
             return "handshake"
-        return "stateless" if isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta else "handshake"
+        return (
+            "stateless" if isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta else "handshake"
+        )
 
     def _on_stateless(self, env: Envelope) -> None:
         if env.method is UNSET:
@@ -88,9 +97,16 @@ class ServerSession(Session, ServerCalls):
             self._reply_error(rid, INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
         elif env.method == "initialize":
             # A stateless connection stays stateless: say which versions it speaks.
-            self._send_soon(error_frame(UNSUPPORTED_VERSION, "Unsupported protocol version: this connection "
-                                        "speaks the stateless era", rid, {"supported": list(STATELESS),
-                                        "requested": _requested(env)}), related=rid, final=True)  # fmt: skip
+            self._send_soon(
+                error_frame(
+                    UNSUPPORTED_VERSION,
+                    "Unsupported protocol version: this connection speaks the stateless era",
+                    rid,
+                    {"supported": list(STATELESS), "requested": _requested(env)},
+                ),
+                related=rid,
+                final=True,
+            )
         elif len(self._inflight) >= self.max_concurrency:
             self._reply_error(rid, SERVER_BUSY, "Server busy: too many requests in flight; retry later")
         else:

@@ -217,8 +217,12 @@ class Session:
             return
         if len(self._inflight) >= self.max_concurrency and method != "ping":  # liveness first
             if len(self._queued) >= self.max_queued:
-                log.warning("mcpgen: refusing %s: %d requests running, %d waiting", method,
-                            len(self._inflight), len(self._queued))  # fmt: skip
+                log.warning(
+                    "mcpgen: refusing %s: %d requests running, %d waiting",
+                    method,
+                    len(self._inflight),
+                    len(self._queued),
+                )
                 self._reply_error(rid, SERVER_BUSY, "Server busy: too many requests in flight; retry later")
                 return
             self._queued[rid] = (spec, params)
@@ -273,8 +277,12 @@ class Session:
     def _result_frame(self, rid: RequestId, spec: MethodSpec, result: Any) -> bytes:
         expected = _runtime_class(spec)
         if expected is not None and not isinstance(result, expected):
-            log.error("mcpgen: %s handler returned %s, not %s", spec.method, type(result).__name__,
-                      getattr(expected, "__name__", expected))  # fmt: skip
+            log.error(
+                "mcpgen: %s handler returned %s, not %s",
+                spec.method,
+                type(result).__name__,
+                getattr(expected, "__name__", expected),
+            )
             return error_frame(INTERNAL_ERROR, "Internal error", rid)
         return encode(OutResult(id=rid, result=result))
 
@@ -513,9 +521,7 @@ class Session:
             if timer is not None:
                 timer.cancel()
 
-    async def send_notification(
-        self, method: str, params: Any, *, related: RequestId | UnsetType = UNSET
-    ) -> None:
+    async def send_notification(self, method: str, params: Any, *, related: RequestId | UnsetType = UNSET) -> None:
         self._check_outgoing(method)
         if related is UNSET:
             ctx = current_request.get()

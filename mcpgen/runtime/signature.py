@@ -132,8 +132,7 @@ def signature_of(
         output_schema=output_schema,
         wrap_result=wrap_result,
         context_param=context_param,
-        is_async=inspect.iscoroutinefunction(fn)
-        or inspect.iscoroutinefunction(getattr(fn, "__call__", None)),
+        is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)),
         _arguments=arguments,
         returns=None if sig.return_annotation is sig.empty else sig.return_annotation,
     )
@@ -148,9 +147,7 @@ def _check_kind(fn_name: str, param: inspect.Parameter) -> None:
     if param.kind is param.VAR_KEYWORD:
         raise TypeError(f"`{fn_name}` takes **{param.name}; declare each argument so it has a schema")
     if param.kind is param.POSITIONAL_ONLY:
-        raise TypeError(
-            f"parameter `{param.name}` of `{fn_name}` is positional-only; MCP passes arguments by name"
-        )
+        raise TypeError(f"parameter `{param.name}` of `{fn_name}` is positional-only; MCP passes arguments by name")
 
 
 def _struct_default(default: Any) -> Any:

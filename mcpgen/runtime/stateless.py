@@ -147,7 +147,9 @@ class StatelessServer:
                 return await self.dispatch(request, params), None
         except TimeoutError:
             log.error("mcpgen: %s handler timed out after %s s", request.method, limit)
-            return error_frame(INTERNAL_ERROR, f"Internal error: no result within {limit:g} s", request.id), INTERNAL_ERROR
+            return error_frame(
+                INTERNAL_ERROR, f"Internal error: no result within {limit:g} s", request.id
+            ), INTERNAL_ERROR
         except Exception as exc:
             return self._failure(request.id, request.method, exc)
 
@@ -283,8 +285,9 @@ class StatelessServer:
         """The request context handlers (and :class:`Context`) see for this request."""
         meta = getattr(params, "meta", None)
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        return RequestContext(StatelessPeer(self, request), request.id, request.method,
-                              meta if isinstance(meta, dict) else UNSET, token)  # fmt: skip
+        return RequestContext(
+            StatelessPeer(self, request), request.id, request.method, meta if isinstance(meta, dict) else UNSET, token
+        )
 
     def discover_result(self) -> dict[str, Any]:
         result: dict[str, Any] = {

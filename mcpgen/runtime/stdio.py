@@ -31,7 +31,9 @@ STDERR_TAIL = 20  # a server's last stderr lines kept to explain its exit
 class StreamTransport:
     """Frames over an asyncio reader/writer pair, one JSON text per line."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_message: int = MAX_MESSAGE) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_message: int = MAX_MESSAGE
+    ) -> None:
         self.reader = reader
         self.writer = writer
         self.max_message = max_message  # the reader was made with this limit
@@ -223,13 +225,20 @@ class ProcessTransport(StreamTransport):
         else straight to this process's stderr."""
         full_env = {**os.environ, **env} if env is not None else None
         process = await asyncio.create_subprocess_exec(
-            command, *args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=full_env, cwd=cwd, limit=max_message,
-        )  # fmt: skip
+            command,
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=full_env,
+            cwd=cwd,
+            limit=max_message,
+        )
         assert process.stderr is not None
         tail: deque[str] = deque(maxlen=STDERR_TAIL)
-        stderr_task = asyncio.get_running_loop().create_task(_pump_stderr(process.stderr, on_stderr or _pass_through, tail))
+        stderr_task = asyncio.get_running_loop().create_task(
+            _pump_stderr(process.stderr, on_stderr or _pass_through, tail)
+        )
         return cls(process, stderr_task, max_message, command=shlex.join([command, *args]), stderr_tail=tail)
 
     async def exit_error(self, grace: float = 2.0) -> ServerExited:

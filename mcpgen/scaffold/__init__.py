@@ -78,7 +78,9 @@ def validate_name(name: str) -> str:
     if keyword.iskeyword(package):
         raise ScaffoldError(f"{name!r} is a Python keyword; choose another name, e.g. '{name}-server'")
     if package in RESERVED:
-        raise ScaffoldError(f"{name!r} is reserved (it would shadow a package the project imports); choose another name")
+        raise ScaffoldError(
+            f"{name!r} is reserved (it would shadow a package the project imports); choose another name"
+        )
     if package in sys.stdlib_module_names:
         raise ScaffoldError(f"{name!r} is a standard library module; choose another name, e.g. '{name}-server'")
     return package

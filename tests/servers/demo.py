@@ -17,6 +17,7 @@ import msgspec
 from mcpgen import Context, Server, ToolError
 from mcpgen.generated import ImageContent, PromptMessage, TextContent
 
+
 def option(name: str, default: str | None = None) -> str | None:
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
@@ -72,7 +73,10 @@ def echo(text: str) -> str:
 @server.tool()
 def pixel() -> ImageContent:
     """A 1x1 PNG."""
-    return ImageContent(data="iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", mime_type="image/png")
+    return ImageContent(
+        data="iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+        mime_type="image/png",
+    )
 
 
 @server.tool()

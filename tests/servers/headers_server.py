@@ -11,10 +11,18 @@ from mcpgen.runtime.caching import CacheHint
 
 server = Server("headers", "1.0", list_cache={"tools/list": CacheHint(ttl_ms=60_000)})
 
-REGION = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"},
-                                             "count": {"type": "integer", "x-mcp-header": "Count"}}}  # fmt: skip
+REGION = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "count": {"type": "integer", "x-mcp-header": "Count"},
+    },
+}
 ON_NUMBER = {"type": "object", "properties": {"ratio": {"type": "number", "x-mcp-header": "Ratio"}}}
-NESTED = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}
+NESTED = {
+    "type": "object",
+    "properties": {"items": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}},
+}
 
 
 @server.tool(description="Echoes its region (the server checks Mcp-Param-Region).", input_schema=REGION)
