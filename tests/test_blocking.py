@@ -223,7 +223,9 @@ async def test_a_thread_run_tool_uses_its_context_through_ctx_wait() -> None:
     def on_log(params: LoggingMessageNotificationParams) -> None:
         logs.append(params.data)
 
-    async with Client(server, sampling=sampler, on_log=on_log) as client:
+    # The handshake era: the question is a request the handler waits on (the stateless era
+    # would run chatty again from the start on the retry, reporting progress 1 twice).
+    async with Client(server, sampling=sampler, on_log=on_log, era="handshake") as client:
         result = await client.call_tool("chatty", on_progress=lambda done, total, message: progress.append(done))
         assert text(result).endswith(": answer to why?")
         assert progress == [1, 2]

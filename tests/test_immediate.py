@@ -150,7 +150,7 @@ async def test_a_session_subclass_that_overrides_call_handler_sees_every_call() 
         asyncio.ensure_future(Audited(theirs, server).run())
         return ours
 
-    async with Client(connect=connect) as client:
+    async with Client(connect=connect, era="handshake") as client:  # the session engine's hook
         await client.ping()
         assert text(await client.call_tool("sync_echo", {"text": "x"})) == "x"
     assert seen == ["initialize", "ping", "tools/call"]
@@ -158,7 +158,7 @@ async def test_a_session_subclass_that_overrides_call_handler_sees_every_call() 
 
 async def test_a_handler_timeout_keeps_every_call_in_a_task() -> None:
     tasks: dict[str, list[Any]] = {}
-    async with Client(_server(tasks, handler_timeout=5.0)) as client:
+    async with Client(_server(tasks, handler_timeout=5.0), era="handshake") as client:  # the session engine's rule
         for i in range(2):
             await client.call_tool("sync_echo", {"text": str(i)})
     assert len(set(map(id, tasks["sync"]))) == 2

@@ -448,7 +448,8 @@ async def test_sdk_http_client_cancellation_and_timeout(mode: str, tmp_path: Pat
         f"mcpgen bug ({mode} mode): the cancelled tools/call's POST was answered "
         f"{cancelled_post.status} {cancelled_post.content_type} and then ended without a response, after a "
         "priming event (id + retry: 200) - which tells a 2025-11-25 client to resume. The SDK then sent "
-        f"{len(resumptions)} GETs with Last-Event-ID {sorted({e.request_headers['last-event-id'] for e in resumptions})} "
+        f"{len(resumptions)} GETs with Last-Event-ID "
+        f"{sorted({e.request_headers['last-event-id'] for e in resumptions})} "
         f"in ~1.5 s ({[e.status for e in resumptions]}), each replaying nothing and ending, so it polls "
         "every 200 ms until the session closes. A stream that will never carry a response should end "
         "with one (the SDK server sends a -32800 error) or refuse the resumption (404 for that Last-Event-ID)."
@@ -499,7 +500,8 @@ async def test_mcpgen_http_client_sdk_server(mode: str, sdk_peer: Peer) -> None:
 
     before = sdk_peer.log().count("sleep cancelled")
     url = sdk_peer.url({"sse": "/mcp", "json": "/json/mcp", "stateless": "/stateless/mcp"}[mode])
-    client = Client.http(url, sampling=fake_sampler, elicitation=elicitor, roots=[WORK_ROOT], on_log=logs.append)
+    client = Client.http(url, sampling=fake_sampler, elicitation=elicitor, roots=[WORK_ROOT], on_log=logs.append,
+                         era="handshake")  # fmt: skip
     with anyio.fail_after(TEST_TIMEOUT):
         async with client:
             init = client.initialize_result
@@ -609,7 +611,7 @@ async def test_mcpgen_http_client_resumes_against_sdk_server(sdk_peer: Peer) -> 
     stream and our client resumes with GET + Last-Event-ID after the 200 ms retry hint."""
     progress: list[float] = []
     with anyio.fail_after(TEST_TIMEOUT):
-        async with Client.http(sdk_peer.url("/resumable/mcp"), sampling=fake_sampler) as client:
+        async with Client.http(sdk_peer.url("/resumable/mcp"), sampling=fake_sampler, era="handshake") as client:
             assert "poll" in {tool.name for tool in await client.list_tools()}
             result = await client.call_tool("poll", {})
             assert result.is_error is False and text_of(result) == "answered after the reconnect"
