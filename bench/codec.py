@@ -535,7 +535,7 @@ WIDTHS = (26, 8, 12, 12, 14, 11, 12)
 
 def row(cells: tuple[str, ...]) -> str:
     first, *rest = cells
-    return f"{first:<{WIDTHS[0]}}" + "".join(f"  {c:>{w}}" for c, w in zip(rest, WIDTHS[1:]))
+    return f"{first:<{WIDTHS[0]}}" + "".join(f"  {c:>{w}}" for c, w in zip(rest, WIDTHS[1:], strict=True))
 
 
 def table(results: Results, sizes: dict[str, int]) -> str:

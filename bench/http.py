@@ -639,7 +639,9 @@ def table(cells: list[Cell]) -> str:
     lines = []
     for n, r in enumerate(rows):
         lines.append(
-            "  ".join(v.ljust(w) if i in (0, 1, 12) else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths)))
+            "  ".join(
+                v.ljust(w) if i in (0, 1, 12) else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths, strict=True))
+            )
         )
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -781,8 +783,10 @@ async def main() -> None:
     }
     print(
         f"Streamable HTTP tools/call echo, 127.0.0.1; Python {info['python']}, {info['cpus']} CPUs; mcpgen "
-        f"{info['mcpgen']}, mcp {info['mcp']}, uvicorn {info['uvicorn']} (1 worker; httptools {info['httptools']}, uvloop {info['uvloop']}); "
-        f"calls c=1: {info['calls'][1]}, c=32: {info['calls'][32]} (after {info['warmup'][1]}/{info['warmup'][32]} warm-up); "
+        f"{info['mcpgen']}, mcp {info['mcp']}, uvicorn {info['uvicorn']} "
+        f"(1 worker; httptools {info['httptools']}, uvloop {info['uvloop']}); "
+        f"calls c=1: {info['calls'][1]}, c=32: {info['calls'][32]} "
+        f"(after {info['warmup'][1]}/{info['warmup'][32]} warm-up); "
         f"protocol {args.era}; load average {os.getloadavg()[0]:.2f} at the start",
         flush=True,
     )
@@ -824,7 +828,8 @@ async def main() -> None:
         print(f"errors: cold start: {problem}")
     print(
         f"\n(total {time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.2f} at the end; the load "
-        "generator runs in this process and shares the CPU with the server: the raw rows are the most it can drive here)"
+        "generator runs in this process and shares the CPU with the server: the raw rows are the most it can "
+        "drive here)"
     )
     if args.json:
         report = {

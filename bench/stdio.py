@@ -357,7 +357,7 @@ class RawClient:
                     break
             try:
                 await asyncio.wait_for(self.process.wait(), 5.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
         await asyncio.wait([self._reader, self._stderr_task], timeout=2.0)
 
@@ -455,7 +455,7 @@ async def run_calls(client: RawClient, calls: int, phase: Phase) -> None:
         send_next()
     try:
         await asyncio.wait_for(asyncio.shield(finished), PHASE_TIMEOUT)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         phase.errors.append(f"timed out after {PHASE_TIMEOUT:g} s with {sent - done} calls unanswered")
     phase.seconds += time.perf_counter() - started
     phase.server_cpu += client.cpu_seconds() - cpu
@@ -484,7 +484,7 @@ async def start_session(name: str, env: dict[str, str], result: ServerResult) ->
         await asyncio.wait_for(client.open(), HANDSHAKE_TIMEOUT)
         result.idle_rss_kib = client.memory_kib().get("VmRSS")
         return client
-    except (CallFailed, asyncio.TimeoutError, OSError) as exc:
+    except (TimeoutError, CallFailed, OSError) as exc:
         result.errors.append(f"session failed: {describe(exc)}")
         await end_session(client, result)
         return None
@@ -566,7 +566,7 @@ async def measure(
         for name in SERVERS:
             try:
                 seconds = await cold_start(name, env)
-            except (CallFailed, asyncio.TimeoutError, OSError) as exc:
+            except (TimeoutError, CallFailed, OSError) as exc:
                 results[name].errors.append(f"cold start: {describe(exc)}")
                 continue
             if round_ > 0:
@@ -597,6 +597,9 @@ def rows(results: dict[str, ServerResult]) -> list[Row]:
     def cold(pick: Callable[[list[float]], float]) -> Callable[[ServerResult], float | None]:
         return lambda r: pick(r.cold_start_ms) if r.cold_start_ms else None
 
+    def per_phase(in_flight: int, key: str) -> dict[str, float | None]:
+        return per_server(lambda r: r.phase(in_flight).get(key))
+
     calls = max((r.calls_before_rss for r in results.values()), default=0)
     out: list[Row] = []
     for in_flight, target in ((1, TARGETS["seq_rps"]), (WINDOW, TARGETS["win_rps"])):
@@ -604,7 +607,7 @@ def rows(results: dict[str, ServerResult]) -> list[Row]:
             Row(
                 f"{in_flight} in flight: requests/s",
                 "req/s",
-                per_server(lambda r: r.phase(in_flight).get("rps")),
+                per_phase(in_flight, "rps"),
                 True,
                 target,
                 RAW_TARGETS["win_rps"] if in_flight == WINDOW else None,
@@ -612,19 +615,19 @@ def rows(results: dict[str, ServerResult]) -> list[Row]:
             Row(
                 f"{in_flight} in flight: p50 latency",
                 "ms",
-                per_server(lambda r: r.phase(in_flight).get("p50_ms")),
+                per_phase(in_flight, "p50_ms"),
                 False,
             ),
             Row(
                 f"{in_flight} in flight: p99 latency",
                 "ms",
-                per_server(lambda r: r.phase(in_flight).get("p99_ms")),
+                per_phase(in_flight, "p99_ms"),
                 False,
             ),
             Row(
                 f"{in_flight} in flight: server CPU/call",
                 "µs",
-                per_server(lambda r: r.phase(in_flight).get("server_cpu_us_per_call")),
+                per_phase(in_flight, "server_cpu_us_per_call"),
                 False,
             ),
         ]
@@ -675,7 +678,7 @@ def table(results: dict[str, ServerResult]) -> str:
 
     def line(cells: tuple[str, ...]) -> str:
         first, *rest = cells
-        return f"{first:<{widths[0]}}" + "".join(f"  {c:>{w}}" for c, w in zip(rest, widths[1:]))
+        return f"{first:<{widths[0]}}" + "".join(f"  {c:>{w}}" for c, w in zip(rest, widths[1:], strict=True))
 
     header = line(("metric (unit)", *names, "mcpgen vs low", "mcpgen vs high", "target", "mcpgen vs raw", "target"))
     out = [header, "-" * len(header)]

@@ -43,8 +43,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from mcpgen.runtime import jsonschema as mcpgen_jsonschema
-from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
+from mcpgen.runtime import jsonschema as mcpgen_jsonschema  # noqa: E402 (after the sys.path line above)
+from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema  # noqa: E402
 
 DAY = {
     "type": "object",

@@ -5,9 +5,9 @@ __version__ = "0.1.0"
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mcpgen.runtime.auth import OAuthClient
     from mcpgen.runtime.client import Client
     from mcpgen.runtime.context import Context
-    from mcpgen.runtime.auth import OAuthClient
     from mcpgen.runtime.errors import McpError, ResourceNotFound
     from mcpgen.runtime.server import Server, ToolError
 

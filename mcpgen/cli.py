@@ -304,9 +304,9 @@ def new(
         written = create_project(
             name,
             target,
-            transport=transport,
+            transport=transport,  # type: ignore[arg-type]
             force=force,
-            mcpgen_requirement=_mcpgen_requirement(target),  # type: ignore[arg-type]
+            mcpgen_requirement=_mcpgen_requirement(target),
         )
     except ScaffoldError as exc:
         fail(str(exc))

@@ -695,7 +695,7 @@ def _assign(options: list[list[Option]], replies: list[Reply], expectations: Seq
 def _report(frames: Sequence[bytes], expectations: Sequence[Expectation], outcome: Outcome, problems: list[str]) -> str:
     lines = ["the server's answer breaks the oracle:"]
     lines += [f"  - {p}" for p in problems]
-    for frame, expectation in zip(frames, expectations):
+    for frame, expectation in zip(frames, expectations, strict=True):
         shown = frame if len(frame) <= 400 else frame[:200] + b"..." + frame[-100:]
         lines.append(f"  frame ({len(frame)} bytes, {expectation.category}): {shown!r}")
     lines += [f"  reply: {r.message!r}"[:400] for r in outcome.replies]

@@ -13,9 +13,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-
 import msgspec
+import pytest
 
 from mcpgen.generated import ServerCapabilities
 from tests.era import ERAS, MODERN, EraPeer, RpcError, era_peer

@@ -64,7 +64,6 @@ from tests.fuzzing import (
     JSON_SAMPLES,
     KNOWN_BUGS,
     METHODS,
-    NO_ID,
     PARSE_ERROR,
     ROOT,
     SPEC,
@@ -488,7 +487,7 @@ async def _stdio_round(peer: StdioPeer, line: bytes, expectation: Expectation, p
             break
         try:
             message = await peer.read(0.05 if probed else 10.0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             assert probed, f"no answer to the ping after {line[:300]!r}; stderr: {peer.stderr_tail()}"
             break  # the line's reply is not coming: the oracle judges the silence
         if message.get("id") == probe and not probed:
@@ -550,7 +549,7 @@ async def _stdio_fuzz(seed: int) -> dict[str, int]:
         process.stdin.close()
         try:
             code = await asyncio.wait_for(process.wait(), 10)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             process.kill()
             code = await process.wait()
         stderr.close()

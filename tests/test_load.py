@@ -290,7 +290,7 @@ async def test_100_concurrent_http_sessions_of_1000_sequential_calls(tmp_path: P
         go.set()
         try:
             await asyncio.wait_for(runners, 1200)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pytest.fail(f"{done['calls']} of {sessions * calls} calls done after 1200 s")
         calls_time = time.monotonic() - calls_started
         total = time.monotonic() - started

@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from mcpgen.codegen.build import build_model
-from mcpgen.codegen.ir import Model, Named, StructDef, UnionDef
+from mcpgen.codegen.ir import Model, Named, StructDef
 from mcpgen.codegen.loader import load_schema
 from mcpgen.codegen.samples import Invalid, SampleMaker
 from tests.conftest import SEEDS, SHARED, needs_shared, official_schema, shared_params

@@ -363,5 +363,5 @@ def test_allowed_hosts_reach_the_server_and_a_refusal_is_logged(
     refusals = [line for line in log.splitlines() if line.startswith("403 for Host")]
     expected = ["elsewhere.example"] if allowed else ["my-box.example", "elsewhere.example"]
     assert len(refusals) == len(expected), log
-    for line, host in zip(refusals, expected):
+    for line, host in zip(refusals, expected, strict=True):
         assert f"'{host}'" in line and "allowed_hosts" in line

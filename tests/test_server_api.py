@@ -22,8 +22,8 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.client_session import UnsupportedVersion
 from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
-from mcpgen.runtime.transport import memory_pair
 from mcpgen.runtime.server_session import ServerSession
+from mcpgen.runtime.transport import memory_pair
 
 pytestmark = pytest.mark.anyio
 

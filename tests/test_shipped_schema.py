@@ -61,7 +61,7 @@ def first_difference(a: Any, b: Any, pointer: str = "") -> str | None:
     if isinstance(a, list):
         if len(a) != len(b):
             return f"{pointer}: {len(a)} items != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             found = first_difference(x, y, f"{pointer}/{i}")
             if found:
                 return found

@@ -123,7 +123,8 @@ def test_primitives_are_required_properties() -> None:
 def test_defaults_are_optional_and_advertised() -> None:
     sentinel = object()
 
-    def f(a: int, b: int = 3, c: str = "hi", d: list[int] = [1, 2], e: Color = Color.GREEN, z: Any = sentinel): ...
+    # A mutable default on purpose: its value is what the schema must advertise.
+    def f(a: int, b: int = 3, c: str = "hi", d: list[int] = [1, 2], e: Color = Color.GREEN, z: Any = sentinel): ...  # noqa: B006
 
     schema = sig(f).input_schema
     assert schema["required"] == ["a"]
@@ -136,7 +137,8 @@ def test_defaults_are_optional_and_advertised() -> None:
 
 
 def test_optional_and_literal() -> None:
-    def f(mode: Literal["fast", "slow"], limit: Optional[int] = None, tag: str | None = None): ...
+    # typing.Optional on purpose: both spellings of an optional parameter must read the same.
+    def f(mode: Literal["fast", "slow"], limit: Optional[int] = None, tag: str | None = None): ...  # noqa: UP045
 
     schema = sig(f).input_schema
     props = schema["properties"]
@@ -198,7 +200,7 @@ def test_collections() -> None:
         ints: list[int],
         scores: dict[str, float],
         pair: tuple[int, str],
-        tags: set[str] = set(),
+        tags: set[str] = set(),  # noqa: B006 (a default of a collection type is the case under test)
         rest: tuple[int, ...] = (),
     ): ...
 
@@ -299,7 +301,7 @@ def test_decode_json_native_types() -> None:
             "scores": {"a": 1, "b": 0.5},
         }
     )
-    assert kwargs["at"] == datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    assert kwargs["at"] == datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
     assert kwargs["ident"] == uuid.UUID("12345678-1234-5678-1234-567812345678")
     assert kwargs["tags"] == {"a", "b"}
     assert kwargs["pair"] == (1, "x")
@@ -376,7 +378,8 @@ def test_decode_accepts_any_mapping() -> None:
 # --- context parameter -------------------------------------------------------
 
 
-@pytest.mark.parametrize("annotation", [Ctx, Optional[Ctx], Annotated[Ctx, "injected"], Ctx | None])
+# typing.Optional on purpose: every spelling of the context annotation is recognised.
+@pytest.mark.parametrize("annotation", [Ctx, Optional[Ctx], Annotated[Ctx, "injected"], Ctx | None])  # noqa: UP045
 def test_context_parameter_is_excluded(annotation: Any) -> None:
     def f(query: str, ctx=None, limit: int = 5) -> str: ...
 

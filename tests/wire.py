@@ -56,7 +56,7 @@ class RawPeer:
         """True if no frame arrives within ``seconds``."""
         try:
             await self.recv(seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return True
         return False
 
@@ -97,7 +97,7 @@ class RawPeer:
         self.process.stdin.close()
         try:
             code = await asyncio.wait_for(self.process.wait(), 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.process.kill()
             code = await self.process.wait()
         await asyncio.wait([self._stderr_task], timeout=2)

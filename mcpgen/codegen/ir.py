@@ -8,7 +8,7 @@ table that drives dispatch and the typed stubs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 # ---------------------------------------------------------------- type expressions
 
@@ -67,7 +67,7 @@ class UnionOf:
     members: tuple[TypeExpr, ...]
 
 
-TypeExpr = Union[Prim, ListOf, DictOf, Const, Named, UnionOf]
+TypeExpr = Prim | ListOf | DictOf | Const | Named | UnionOf
 
 
 def type_label(expr: TypeExpr) -> str:
@@ -188,7 +188,7 @@ class UnionDef:
     kind: Literal["union"] = "union"
 
 
-TypeDef = Union[StructDef, AliasDef, UnionDef]
+TypeDef = StructDef | AliasDef | UnionDef
 
 # ---------------------------------------------------------------- methods
 

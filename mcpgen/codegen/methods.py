@@ -19,8 +19,8 @@ from mcpgen.codegen.discriminate import leaves_of
 from mcpgen.codegen.facts import Facts
 from mcpgen.codegen.ir import (
     AliasDef,
-    Direction,
     DictOf,
+    Direction,
     ListOf,
     Method,
     MethodKind,

@@ -23,7 +23,6 @@ from mcpgen.codegen.ir import (
     Report,
     StructDef,
     TypeExpr,
-    UnionDef,
     UnionOf,
 )
 

@@ -19,14 +19,14 @@ import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET, UnsetType
 
 from mcpgen.runtime import http_exchange, sse
-from mcpgen.runtime.asgi import HttpError, Message, Receive, Scope, Send
+from mcpgen.runtime.asgi import HttpError, Receive, Scope, Send
 from mcpgen.runtime.asgi import accepts as _accepts
 from mcpgen.runtime.asgi import body as _body
 from mcpgen.runtime.asgi import read_body as _read_body
@@ -35,7 +35,6 @@ from mcpgen.runtime.asgi import respond as _respond
 from mcpgen.runtime.asgi import sse_headers as _sse_headers
 from mcpgen.runtime.asgi import wait_disconnect as _wait_disconnect
 from mcpgen.runtime.capabilities import Declared
-from mcpgen.runtime.errors import INVALID_REQUEST
 from mcpgen.runtime.event_store import EventStore, MemoryEventStore
 from mcpgen.runtime.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server_session import ServerSession

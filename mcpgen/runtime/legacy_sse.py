@@ -15,8 +15,17 @@ from urllib.parse import parse_qs
 from msgspec import UNSET, UnsetType
 
 from mcpgen.runtime import sse
-from mcpgen.runtime.asgi import HttpError, Receive, Scope, Send, read_body, refuse_unreadable, respond, sse_headers
-from mcpgen.runtime.asgi import wait_disconnect
+from mcpgen.runtime.asgi import (
+    HttpError,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    refuse_unreadable,
+    respond,
+    sse_headers,
+    wait_disconnect,
+)
 from mcpgen.runtime.framing import FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server_session import ServerSession
 

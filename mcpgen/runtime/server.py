@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import msgspec
 from msgspec import UNSET
 
-from mcpgen import __version__
 from mcpgen.generated import (
+    AudioContent,
     BlobResourceContents,
     CallToolRequestParams,
     CallToolResult,
@@ -80,7 +80,6 @@ from mcpgen.generated import (
     Tool,
     ToolAnnotations,
     UnsubscribeRequestParams,
-    AudioContent,
 )
 from mcpgen.runtime.caching import CacheHint
 from mcpgen.runtime.capabilities import Declared
@@ -90,8 +89,8 @@ from mcpgen.runtime.extras import MissingExtra, require
 from mcpgen.runtime.files import guess_mime, read_file, resolve_within
 from mcpgen.runtime.headers import annotated_params
 from mcpgen.runtime.input_required import InputRequired
-from mcpgen.runtime.listen import ListenHub
 from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
+from mcpgen.runtime.listen import ListenHub
 from mcpgen.runtime.server_session import ServerSession
 from mcpgen.runtime.session import NOT_NOW, current_request
 from mcpgen.runtime.signature import ArgumentError, Signature, signature_of
@@ -101,7 +100,6 @@ from mcpgen.runtime.transport import Transport
 if TYPE_CHECKING:
     from mcpgen.runtime.http_server import McpHttpApp
     from mcpgen.runtime.stateless import StatelessServer
-    from mcpgen.runtime.uri_template import UriTemplate
     from mcpgen.runtime.uri_template import UriTemplate
 
 log = logging.getLogger("mcpgen")
@@ -546,7 +544,8 @@ class Server:
 
         def register(fn: F) -> F:
             _callable(fn, "completion")
-            is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+            # B004: __call__ is read to see whether an instance's call is async, not to test callability.
+            is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
             if is_async and blocking:
                 raise TypeError(_ASYNC_BLOCKING.format(name=getattr(fn, "__name__", "completer")))
             self._completers[key] = _Completer(fn, not is_async and blocking is not False)  # type: ignore[index]

@@ -132,7 +132,8 @@ def signature_of(
         output_schema=output_schema,
         wrap_result=wrap_result,
         context_param=context_param,
-        is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)),
+        # B004: __call__ is read to see whether an instance's call is async, not to test callability.
+        is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)),  # noqa: B004
         _arguments=arguments,
         returns=None if sig.return_annotation is sig.empty else sig.return_annotation,
     )

@@ -248,7 +248,7 @@ class ProcessTransport(StreamTransport):
         if self.process.returncode is None:
             try:
                 await asyncio.wait_for(self.process.wait(), grace)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         await asyncio.wait([self._stderr_task], timeout=grace)
         return ServerExited(self.command, self.process.returncode, list(self.stderr_tail))
@@ -266,7 +266,7 @@ class ProcessTransport(StreamTransport):
                     break
             try:
                 await asyncio.wait_for(self.process.wait(), grace)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
         await asyncio.wait([self._stderr_task], timeout=1)
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple, Union
+from typing import NamedTuple
 from urllib.parse import quote, unquote
 
 __all__ = ["UriTemplate", "UriTemplateError"]
@@ -161,7 +161,7 @@ def _parse_expression(template: str, start: int, end: int) -> _Expression:
 
 # --- expansion ---------------------------------------------------------------
 
-_Value = Union[str, list[str], list[tuple[str, str]]]
+_Value = str | list[str] | list[tuple[str, str]]
 
 
 def _normalize(value: object) -> _Value | None:
@@ -270,7 +270,7 @@ class _Alt:
     branches: list[list[_Node]]
 
 
-_Node = Union[str, _Cap, _Opt, _Alt]  # str = literal text
+_Node = str | _Cap | _Opt | _Alt  # str = literal text
 
 
 def _first(node: _Node) -> tuple[frozenset[str], bool]:

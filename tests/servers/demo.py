@@ -1,7 +1,8 @@
 """An mcpgen server exercising every feature; the runtime tests drive it over stdio and
 Streamable HTTP.
 
-Run: python tests/servers/demo.py [--page-size N] [--http PORT [--stateless] [--json-response] [--max-body N] [--keepalive SECONDS]]
+Run: python tests/servers/demo.py [--page-size N]
+         [--http PORT [--stateless] [--json-response] [--max-body N] [--keepalive SECONDS]]
 """
 
 from __future__ import annotations
