@@ -1,0 +1,26 @@
+"""House style, enforced in CI (which runs the README's test command, so this fast test is
+where it happens): the tree passes `ruff check` and `ruff format --check` under the
+configuration in pyproject.toml ([tool.ruff]: line length, excludes, rule set)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess[str]:
+    # The ruff of this environment (the codegen extra), run from the root so that it reads
+    # pyproject.toml and its excludes, as the pre-commit hooks do.
+    return subprocess.run([sys.executable, "-m", "ruff", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+def test_the_tree_passes_ruff_check() -> None:
+    proc = ruff("check", "--no-cache", "--output-format", "concise", ".")
+    assert proc.returncode == 0, f"ruff check . found (fix with `ruff check --fix .`):\n{proc.stdout}{proc.stderr}"
+
+
+def test_the_tree_is_ruff_formatted() -> None:
+    proc = ruff("format", "--no-cache", "--check", ".")
+    assert proc.returncode == 0, f"not formatted (fix with `ruff format .`):\n{proc.stdout}{proc.stderr}"
