@@ -500,8 +500,9 @@ async def test_mcpgen_http_client_sdk_server(mode: str, sdk_peer: Peer) -> None:
 
     before = sdk_peer.log().count("sleep cancelled")
     url = sdk_peer.url({"sse": "/mcp", "json": "/json/mcp", "stateless": "/stateless/mcp"}[mode])
-    client = Client.http(url, sampling=fake_sampler, elicitation=elicitor, roots=[WORK_ROOT], on_log=logs.append,
-                         era="handshake")  # fmt: skip
+    client = Client.http(
+        url, sampling=fake_sampler, elicitation=elicitor, roots=[WORK_ROOT], on_log=logs.append, era="handshake"
+    )
     with anyio.fail_after(TEST_TIMEOUT):
         async with client:
             init = client.initialize_result
