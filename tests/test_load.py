@@ -269,7 +269,7 @@ async def test_100_concurrent_http_sessions_of_1000_sequential_calls(tmp_path: P
         done = Counter[str]()
 
         async def one_session(s: int, opened: asyncio.Event, go: asyncio.Event) -> None:
-            async with Client.http(url) as client:
+            async with Client.http(url, era="handshake") as client:  # sessions: the handshake era's
                 done["opened"] += 1
                 if done["opened"] == sessions:
                     opened.set()
@@ -303,7 +303,7 @@ async def test_100_concurrent_http_sessions_of_1000_sequential_calls(tmp_path: P
         assert not mismatches, f"{len(mismatches)} mismatched responses, e.g. {mismatches[:3]}"
         assert done["calls"] == sessions * calls
 
-        async with Client.http(url) as observer:
+        async with Client.http(url, era="handshake") as observer:  # counts sessions, its own included
             state = (await observer.call_tool("inflight")).structured_content
         assert isinstance(state, dict)
         assert state["requests"] == 0 and state["sessions"] == 1, f"after every client closed: {state}"

@@ -61,6 +61,8 @@ class ServerSession(Session, ServerCalls):
         self.subscriptions: set[str] = set()
         self.answers_now = False  # until initialize is answered
         self.era: Era | None = None  # chosen by the first request
+        # Stateless-era requests beyond max_concurrency, waiting for a slot (in order).
+        self._waiting: dict[RequestId, Envelope] = {}
 
     # ------------------------------------------------------------ era
 
@@ -93,7 +95,7 @@ class ServerSession(Session, ServerCalls):
                 super().on_envelope(env)  # cancels the request's task
             return
         rid = env.id
-        if rid in self._inflight:
+        if rid in self._inflight or rid in self._waiting:
             self._reply_error(rid, INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
         elif env.method == "initialize":
             # A stateless connection stays stateless: say which versions it speaks.
@@ -108,9 +110,23 @@ class ServerSession(Session, ServerCalls):
                 final=True,
             )
         elif len(self._inflight) >= self.max_concurrency:
-            self._reply_error(rid, SERVER_BUSY, "Server busy: too many requests in flight; retry later")
+            # Wait in line, as the handshake era's requests do; refused only past the line.
+            if len(self._waiting) >= self.max_queued:
+                self._reply_error(rid, SERVER_BUSY, "Server busy: too many requests in flight; retry later")
+            else:
+                self._waiting[rid] = env
         else:
             self._start_stateless(env)
+
+    def _on_cancelled(self, params: Any) -> None:
+        if params.request_id is not UNSET:
+            self._waiting.pop(params.request_id, None)  # never started: nothing to answer
+        super()._on_cancelled(params)
+
+    def _start_waiting(self) -> None:
+        while self._waiting and len(self._inflight) < self.max_concurrency and self.is_open:
+            rid = next(iter(self._waiting))
+            self._start_stateless(self._waiting.pop(rid))
 
     def _start_stateless(self, env: Envelope) -> None:
         """Answer on the spot what needs no waiting (as the handshake era does: no task to
@@ -136,7 +152,20 @@ class ServerSession(Session, ServerCalls):
                 self._send_soon(answer[0], related=rid, final=True)
                 return
             pending = answer
-        self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve_stateless(rid, pending))
+        task = asyncio.get_running_loop().create_task(self._serve_stateless(rid, pending))
+        self._inflight[rid] = task
+        task.add_done_callback(lambda _: self._stateless_done(rid, task, pending))
+
+    def _stateless_done(self, rid: RequestId, task: asyncio.Task[None], pending: Awaitable[Any]) -> None:
+        """Free the request's slot, also when it was cancelled before its task started
+        (then ``_serve_stateless`` ran none of its code, and ``pending``, never awaited, is
+        closed unrun), and start a request waiting for one."""
+        if self._inflight.get(rid) is task:
+            del self._inflight[rid]
+        close = getattr(pending, "close", None)
+        if close is not None:
+            close()  # a no-op for a coroutine that ran to its end
+        self._start_waiting()
 
     async def _serve_stateless(self, rid: RequestId, pending: Awaitable[tuple[bytes, int | None]]) -> None:
         frame: bytes | None = None
