@@ -338,7 +338,11 @@ def _print_listing(listing: dict[str, Any], out: Console) -> None:
     rows: dict[str, Callable[[dict[str, Any]], tuple[str, str, str]]] = {
         "tools": lambda t: (t["name"], _tool_signature(t.get("inputSchema") or {}), t.get("description", "")),
         "resources": lambda r: (r["uri"], r.get("mimeType", ""), r.get("description") or r.get("name", "")),
-        "resourceTemplates": lambda r: (r["uriTemplate"], r.get("mimeType", ""), r.get("description") or r.get("name", "")),
+        "resourceTemplates": lambda r: (
+            r["uriTemplate"],
+            r.get("mimeType", ""),
+            r.get("description") or r.get("name", ""),
+        ),
         "prompts": lambda p: (p["name"], _prompt_signature(p.get("arguments") or []), p.get("description", "")),
     }
     width = max(out.width, 40)
@@ -383,8 +387,11 @@ def _print_contents(item: dict[str, Any], out: Console) -> None:
     if "text" in item:
         out.print(item["text"], markup=False, highlight=False)
     else:
-        out.print(_binary("blob", item.get("mimeType"), item.get("blob", "")) + f" {item.get('uri', '')}".rstrip(),
-                  markup=False, highlight=False)  # fmt: skip
+        out.print(
+            _binary("blob", item.get("mimeType"), item.get("blob", "")) + f" {item.get('uri', '')}".rstrip(),
+            markup=False,
+            highlight=False,
+        )
 
 
 def _print_result(data: dict[str, Any], out: Console, err: Console) -> None:

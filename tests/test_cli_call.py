@@ -23,14 +23,29 @@ DEMO_CMD = f"{sys.executable} {DEMO}"
 
 def mcpgen(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "mcpgen.cli", "call", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgen.cli", "call", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
 
 
 def test_lists_everything_a_server_offers() -> None:
     proc = mcpgen(DEMO_CMD)
     assert proc.returncode == 0, proc.stderr
-    for expected in ("demo 1.2.3", "tools (", "add", "resources (", "config://app", "file:///{name}", "prompts (", "review"):
+    for expected in (
+        "demo 1.2.3",
+        "tools (",
+        "add",
+        "resources (",
+        "config://app",
+        "file:///{name}",
+        "prompts (",
+        "review",
+    ):
         assert expected in proc.stdout
     listing = json.loads(mcpgen(DEMO_CMD, "--json").stdout)
     assert {t["name"] for t in listing["tools"]} >= {"add", "echo"}
@@ -62,9 +77,15 @@ def test_exit_codes() -> None:
 def test_verbose_says_which_era_was_spoken() -> None:
     auto = mcpgen("-v", DEMO_CMD, "tool", "echo", "-a", "text=hi")
     assert auto.returncode == 0 and auto.stdout.strip() == "hi"
-    assert auto.stderr.splitlines()[0] == "connected to demo 1.2.3: stateless era (no handshake), protocol version 2026-07-28"
+    assert (
+        auto.stderr.splitlines()[0]
+        == "connected to demo 1.2.3: stateless era (no handshake), protocol version 2026-07-28"
+    )
     pinned = mcpgen("--verbose", "--era", "handshake", DEMO_CMD, "tool", "echo", "-a", "text=hi")
-    assert pinned.stderr.splitlines()[0] == "connected to demo 1.2.3: handshake era (initialize), protocol version 2025-11-25"
+    assert (
+        pinned.stderr.splitlines()[0]
+        == "connected to demo 1.2.3: handshake era (initialize), protocol version 2025-11-25"
+    )
     version = mcpgen("-v", "--era", "2025-06-18", DEMO_CMD)
     assert version.stderr.splitlines()[0].endswith("handshake era (initialize), protocol version 2025-06-18")
     assert "connected to" not in mcpgen(DEMO_CMD, "tool", "echo", "-a", "text=hi").stderr  # only when asked
@@ -101,8 +122,14 @@ CRASHING_CMD = f"{sys.executable} {ROOT / 'tests' / 'servers' / 'crashing.py'}"
 
 def narrow(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "60", "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "mcpgen.cli", "call", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgen.cli", "call", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
 
 
 def test_arguments_follow_the_input_schema() -> None:
@@ -145,9 +172,27 @@ def test_images_are_summarised_and_structured_results_printed_once() -> None:
 def test_progress_and_logs_show_as_they_arrive(tmp_path: Path, era: str) -> None:
     flag = tmp_path / "go"
     env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "call", "-v", "--era", era, PEER_CMD, "tool", "wait_for",
-                             "-a", f"path={flag}"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpgen.cli",
+            "call",
+            "-v",
+            "--era",
+            era,
+            PEER_CMD,
+            "tool",
+            "wait_for",
+            "-a",
+            f"path={flag}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
     try:
         assert proc.stderr is not None and proc.stdout is not None
         seen: list[str] = []
@@ -158,8 +203,11 @@ def test_progress_and_logs_show_as_they_arrive(tmp_path: Path, era: str) -> None
             assert line, f"the call ended before its notifications showed: {seen}"
             seen.append(line.rstrip("\n"))
         assert proc.poll() is None  # still waiting for the tool's answer
-        assert seen[0].endswith("stateless era (no handshake), protocol version 2026-07-28" if era == "auto"
-                                else "handshake era (initialize), protocol version 2025-11-25")  # fmt: skip
+        assert seen[0].endswith(
+            "stateless era (no handshake), protocol version 2026-07-28"
+            if era == "auto"
+            else "handshake era (initialize), protocol version 2025-11-25"
+        )
         assert "progress 1/2 waiting" in seen
         assert "log info peer: waiting for the file" in seen
         flag.touch()
@@ -182,7 +230,9 @@ def test_legacy_sse_by_flag_by_path_and_by_fallback() -> None:
         assert wrong.returncode == 2 and "needs a command" in wrong.stderr
     port = free_port()
     events = f"http://127.0.0.1:{port}/events"
-    with running([sys.executable, str(PEER), "--http", str(port), "--legacy-at", "/events"], f"http://127.0.0.1:{port}/mcp"):
+    with running(
+        [sys.executable, str(PEER), "--http", str(port), "--legacy-at", "/events"], f"http://127.0.0.1:{port}/mcp"
+    ):
         found = mcpgen(events, "tool", "label", "-a", "code=1", "-a", "count=1")
         assert found.returncode == 0, found.stderr
         assert found.stdout.strip().startswith("code='1'")
@@ -193,8 +243,12 @@ def test_legacy_sse_by_flag_by_path_and_by_fallback() -> None:
 
 def test_http_errors_are_one_line(tmp_path: Path) -> None:
     port = free_port()
-    page = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    page = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         url = f"http://127.0.0.1:{port}/mcp"
         wait_until_up(url, page)
@@ -209,8 +263,9 @@ def test_http_errors_are_one_line(tmp_path: Path) -> None:
 
 
 def test_a_closed_stdout_is_not_an_error() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "mcpgen.cli", "call", PEER_CMD], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=ROOT)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpgen.cli", "call", PEER_CMD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # like `| head -0`
     assert proc.wait(timeout=60) == 0
@@ -229,7 +284,9 @@ def test_a_server_that_dies_says_why() -> None:
     quiet = mcpgen("-q", f"{CRASHING_CMD} exit3")
     assert quiet.stderr.splitlines() == fatal.stderr.splitlines()[2:]
     broken = mcpgen("-q", f"{CRASHING_CMD} import")
-    assert broken.stderr.strip().endswith("status 1 before answering: ModuleNotFoundError: No module named 'mcpgen_no_such_module'")
+    assert broken.stderr.strip().endswith(
+        "status 1 before answering: ModuleNotFoundError: No module named 'mcpgen_no_such_module'"
+    )
     missing = mcpgen("-q", f"{sys.executable} {ROOT / 'no_such_server.py'}")
     assert "exited with status 2 before answering: " in missing.stderr and "no_such_server.py" in missing.stderr
     midway = mcpgen("-q", f"{CRASHING_CMD} on-call", "tool", "die")
@@ -242,8 +299,9 @@ def test_the_help_example_works_against_server_everything(everything_command: li
     """The server-everything example printed by `mcpgen call --help`, run as printed but
     with the npm-installed copy in place of `npx -y` (no network at test time)."""
     env = {**os.environ, "COLUMNS": "80", "NO_COLOR": "1"}
-    shown = subprocess.run([sys.executable, "-m", "mcpgen.cli", "call", "--help"], capture_output=True, text=True,
-                           env=env, timeout=60).stdout  # fmt: skip
+    shown = subprocess.run(
+        [sys.executable, "-m", "mcpgen.cli", "call", "--help"], capture_output=True, text=True, env=env, timeout=60
+    ).stdout
     lines = [line.strip(" │") for line in shown.splitlines()]
     start = next(i for i, line in enumerate(lines) if "@modelcontextprotocol/server-everything" in line)
     example = lines[start]
@@ -253,7 +311,8 @@ def test_the_help_example_works_against_server_everything(everything_command: li
     words = shlex.split(example)
     assert words[:2] == ["mcpgen", "call"] and words[2] == "npx -y @modelcontextprotocol/server-everything"
     words[2] = shlex.join(everything_command)
-    proc = subprocess.run([sys.executable, "-m", "mcpgen.cli", *words[1:]], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpgen.cli", *words[1:]], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Paris" in proc.stdout

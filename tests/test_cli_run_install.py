@@ -20,8 +20,9 @@ PEER = ROOT / "tests" / "servers" / "cli_peer.py"
 
 def mcpgen(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "mcpgen", *args], capture_output=True, text=True, cwd=cwd, env=env,
-                          timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgen", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
 
 
 async def label_via(command: str, *args: str, **options: object) -> str:
@@ -53,10 +54,26 @@ async def test_run_serves_a_file_a_named_server_and_a_module_over_stdio(tmp_path
 def test_run_over_http() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/tools"
-    command = [sys.executable, "-m", "mcpgen", "run", str(PEER), "--transport", "http", "--port", str(port), "--path", "/tools"]
+    command = [
+        sys.executable,
+        "-m",
+        "mcpgen",
+        "run",
+        str(PEER),
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+        "--path",
+        "/tools",
+    ]
     with running(command, url):
-        proc = subprocess.run([sys.executable, "-m", "mcpgen", "call", url, "tool", "picture"], capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "mcpgen", "call", url, "tool", "picture"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert proc.stdout.strip() == "<image image/png, 70 bytes>", proc.stderr
 
 
@@ -71,11 +88,15 @@ def test_run_says_which_server_it_looked_for(tmp_path: Path) -> None:
     wrong = mcpgen("run", "two.py:c", cwd=tmp_path)
     assert wrong.stderr.strip() == "error: two.py:c is nothing, not an mcpgen.Server"
     assert mcpgen("run", "missing.py", cwd=tmp_path).stderr.strip() == "error: no such file: missing.py"
-    assert mcpgen("run", "no_such.module", cwd=tmp_path).stderr.strip() == "error: no such file or module: no_such.module"
+    assert (
+        mcpgen("run", "no_such.module", cwd=tmp_path).stderr.strip() == "error: no such file or module: no_such.module"
+    )
     assert mcpgen("run", "two.py:a", "--transport", "pigeon", cwd=tmp_path).returncode == 2
 
 
-@pytest.mark.parametrize(("host", "key"), [("claude-desktop", "mcpServers"), ("vscode", "servers"), ("cursor", "mcpServers")])
+@pytest.mark.parametrize(
+    ("host", "key"), [("claude-desktop", "mcpServers"), ("vscode", "servers"), ("cursor", "mcpServers")]
+)
 def test_install_merges_into_the_host_config(tmp_path: Path, host: str, key: str) -> None:
     config = tmp_path / "sub" / "config.json"
     config.parent.mkdir()
@@ -112,12 +133,19 @@ def test_install_dry_run_default_paths_and_bad_input(tmp_path: Path) -> None:
     written = mcpgen("install", "vscode", str(PEER), cwd=tmp_path)
     assert written.returncode == 0 and (tmp_path / ".vscode" / "mcp.json").is_file()
     home = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "NO_COLOR": "1"}
-    for host, path in (("cursor", tmp_path / ".cursor" / "mcp.json"),
-                       ("claude-desktop", tmp_path / "xdg" / "Claude" / "claude_desktop_config.json")):  # fmt: skip
+    for host, path in (
+        ("cursor", tmp_path / ".cursor" / "mcp.json"),
+        ("claude-desktop", tmp_path / "xdg" / "Claude" / "claude_desktop_config.json"),
+    ):
         if sys.platform in ("darwin", "win32") and host == "claude-desktop":
             continue
-        proc = subprocess.run([sys.executable, "-m", "mcpgen", "install", host, str(PEER)], capture_output=True,
-                              text=True, env=home, timeout=60)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "mcpgen", "install", host, str(PEER)],
+            capture_output=True,
+            text=True,
+            env=home,
+            timeout=60,
+        )
         assert proc.returncode == 0, proc.stderr
         assert "cli_peer" in json.loads(path.read_text())["mcpServers"]
     commented = tmp_path / "commented.json"
@@ -127,4 +155,6 @@ def test_install_dry_run_default_paths_and_bad_input(tmp_path: Path) -> None:
     assert commented.read_text().startswith("{\n  // my servers")  # left as it was
     assert mcpgen("install", "zed", str(PEER)).returncode == 2
     assert mcpgen("install", "cursor", "missing.py", "--config", str(tmp_path / "x.json")).returncode == 2
-    assert mcpgen("install", "cursor", str(PEER), "--env", "NOVALUE", "--config", str(tmp_path / "x.json")).returncode == 2
+    assert (
+        mcpgen("install", "cursor", str(PEER), "--env", "NOVALUE", "--config", str(tmp_path / "x.json")).returncode == 2
+    )

@@ -13,6 +13,7 @@ import pytest
 
 from mcpgen import Client, McpError
 from mcpgen.generated import (
+    BlobResourceContents,
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestFormParams,
@@ -24,7 +25,6 @@ from mcpgen.generated import (
     Root,
     TextContent,
     TextResourceContents,
-    BlobResourceContents,
 )
 from mcpgen.runtime.errors import ConnectionClosed, RequestTimeout
 from tests.wire import DEMO
@@ -45,8 +45,15 @@ async def elicitor(params: ElicitRequestParams) -> ElicitResult:
 
 
 def make_client(*args: str, **options: Any) -> Client:
-    return Client.stdio(sys.executable, str(DEMO), *args, sampling=sampler, elicitation=elicitor,
-                        roots=[Root(uri="file:///work", name="work")], **options)  # fmt: skip
+    return Client.stdio(
+        sys.executable,
+        str(DEMO),
+        *args,
+        sampling=sampler,
+        elicitation=elicitor,
+        roots=[Root(uri="file:///work", name="work")],
+        **options,
+    )
 
 
 @pytest.fixture
@@ -132,8 +139,9 @@ async def test_resources_templates_and_subscriptions() -> None:
         templates = await client.list_resource_templates()
         assert templates[0].uri_template == "file:///{name}"
         config = await client.read_resource("config://app")
-        assert config.contents == [TextResourceContents(uri="config://app", text='{"debug": false, "level": 3}',
-                                                        mime_type="application/json")]  # fmt: skip
+        assert config.contents == [
+            TextResourceContents(uri="config://app", text='{"debug": false, "level": 3}', mime_type="application/json")
+        ]
         logo = await client.read_resource("bin://logo")
         assert isinstance(logo.contents[0], BlobResourceContents)
         notes = await client.read_resource("file:///notes.txt")
@@ -214,16 +222,26 @@ async def test_closing_the_client_stops_the_server() -> None:
 
 
 async def test_capability_not_declared_by_server_is_refused_locally() -> None:
-    from mcpgen.generated import InitializeRequestParams, InitializeResult, ServerCapabilities, ServerHandlers, Implementation
-    from mcpgen.runtime.transport import memory_pair
-    from mcpgen.runtime.server_session import ServerSession
+    from mcpgen.generated import (
+        ClientCapabilities,
+        ClientHandlers,
+        Implementation,
+        InitializeRequestParams,
+        InitializeResult,
+        ServerCapabilities,
+        ServerHandlers,
+    )
     from mcpgen.runtime.client_session import ClientSession
-    from mcpgen.generated import ClientHandlers, ClientCapabilities
+    from mcpgen.runtime.server_session import ServerSession
+    from mcpgen.runtime.transport import memory_pair
 
     class Bare(ServerHandlers):
         async def initialize(self, params: InitializeRequestParams) -> InitializeResult:
-            return InitializeResult(protocol_version=params.protocol_version,
-                                    capabilities=ServerCapabilities(), server_info=Implementation(name="bare", version="0"))  # fmt: skip
+            return InitializeResult(
+                protocol_version=params.protocol_version,
+                capabilities=ServerCapabilities(),
+                server_info=Implementation(name="bare", version="0"),
+            )
 
     a, b = memory_pair()
     server = ServerSession(b, Bare())

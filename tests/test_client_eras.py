@@ -57,7 +57,11 @@ class Counter:
 
 
 def make(kind: str, era: str, url: str = "", **options: Any) -> Client:
-    handlers: dict[str, Any] = {"sampling": sampler, "elicitation": elicitor, "roots": [Root(uri="file:///work", name="work")]}
+    handlers: dict[str, Any] = {
+        "sampling": sampler,
+        "elicitation": elicitor,
+        "roots": [Root(uri="file:///work", name="work")],
+    }
     handlers.update(options)
     if kind == "stdio":
         return Client.stdio(sys.executable, str(DEMO), era=era, **handlers)
@@ -113,7 +117,9 @@ async def test_stateless_retries_with_new_ids_and_echoed_state(kind: str, http_u
         assert len(calls) == 2  # the question, then the retry with its answer
         assert calls[0]["id"] != calls[1]["id"]
         assert "inputResponses" not in calls[0]["params"] and "requestState" not in calls[0]["params"]
-        assert calls[1]["params"]["inputResponses"] == {"elicitation-1": {"action": "accept", "content": {"name": "Ada", "age": 36}}}
+        assert calls[1]["params"]["inputResponses"] == {
+            "elicitation-1": {"action": "accept", "content": {"name": "Ada", "age": 36}}
+        }
         assert isinstance(calls[1]["params"]["requestState"], str)
         meta = calls[1]["params"]["_meta"]
         assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
@@ -243,7 +249,9 @@ async def test_x_mcp_header_tools(headers_url: str, caplog: pytest.LogCaptureFix
         # The server refuses a call whose Mcp-Param-* headers do not mirror the arguments.
         result = await client.call_tool("regional", {"region": "eu-west  ", "count": 3})
         assert result.content == [TextContent(text="eu-west  :3")]
-        assert client._param_headers("regional", {"region": "é", "count": None}) == {"Mcp-Param-Region": "=?base64?w6k=?="}
+        assert client._param_headers("regional", {"region": "é", "count": None}) == {
+            "Mcp-Param-Region": "=?base64?w6k=?="
+        }
 
 
 async def test_the_header_map_is_learnt_when_a_call_comes_first(headers_url: str) -> None:
@@ -255,8 +263,12 @@ async def test_the_header_map_is_learnt_when_a_call_comes_first(headers_url: str
 async def test_stateless_results_keep_tool_schemas_as_sent(http_url: str) -> None:
     async with make("http", "stateless", http_url) as client:
         tools = {t.name: t for t in await client.list_tools()}
-        assert tools["add"].input_schema == {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                                             "required": ["a", "b"], "additionalProperties": False}  # fmt: skip
+        assert tools["add"].input_schema == {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+            "additionalProperties": False,
+        }
 
 
 # ---------------------------------------------------------------- "auto", the default

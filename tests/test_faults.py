@@ -33,8 +33,12 @@ from tests.wire import DEMO, RawPeer
 pytestmark = pytest.mark.anyio
 FAULTY = Path(__file__).parent / "servers" / "faulty.py"
 LOAD_SERVER = Path(__file__).parent / "servers" / "load_server.py"
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}  # fmt: skip
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
 POST_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
@@ -58,8 +62,9 @@ def http_server(script: Path, log: Path, *args: str) -> Iterator[tuple[str, subp
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     with log.open("ab") as err:
-        process = subprocess.Popen([sys.executable, str(script), "--http", str(port), *args],
-                                   stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, str(script), "--http", str(port), *args], stdout=subprocess.DEVNULL, stderr=err
+        )
     try:
         wait_until_up(url, process)
         yield url, process
@@ -166,8 +171,14 @@ async def test_client_pipes_closed_mid_call_cancel_the_handler_and_the_server_ex
     peer = await RawPeer.start()
     try:
         assert "result" in await peer.initialize()
-        await peer.send({"jsonrpc": "2.0", "id": "victim", "method": "tools/call",
-                         "params": {"name": "slow", "arguments": {"seconds": 30}}})  # fmt: skip
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "victim",
+                "method": "tools/call",
+                "params": {"name": "slow", "arguments": {"seconds": 30}},
+            }
+        )
         assert (await peer.request("ping"))["result"] == {}  # the slow handler is running by now
         # The client "dies": both of its pipe ends close at once, without a goodbye.
         assert peer.process.stdin is not None
@@ -176,7 +187,7 @@ async def test_client_pipes_closed_mid_call_cancel_the_handler_and_the_server_ex
         started = time.monotonic()
         try:
             code = await asyncio.wait_for(peer.process.wait(), 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pytest.fail(f"the server is still running 5 s after its client vanished; stderr: {peer.stderr}")
         elapsed = time.monotonic() - started
         await asyncio.wait([peer._stderr_task], timeout=2)  # noqa: SLF001
@@ -207,7 +218,8 @@ send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVer
       "capabilities": {}, "clientInfo": {"name": "doomed", "version": "0"}}})
 assert receive()["id"] == 1
 send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-send({"jsonrpc": "2.0", "id": "victim", "method": "tools/call", "params": {"name": "slow", "arguments": {"seconds": 30}}})
+send({"jsonrpc": "2.0", "id": "victim", "method": "tools/call",
+      "params": {"name": "slow", "arguments": {"seconds": 30}}})
 send({"jsonrpc": "2.0", "id": "p", "method": "ping"})
 assert receive()["id"] == "p"
 print(server.pid, flush=True)
@@ -290,8 +302,11 @@ async def _outcomes(tasks: dict[str, asyncio.Task[Any]], limit: float) -> dict[s
 
 
 def _assert_failed_fast(outcomes: dict[str, tuple[str, float]], transport: str) -> None:
-    wrong = {name: outcome for name, outcome in outcomes.items()
-             if outcome[0] not in ("ConnectionClosed", "SessionExpired", "McpError") or outcome[1] > 1.0}  # fmt: skip
+    wrong = {
+        name: outcome
+        for name, outcome in outcomes.items()
+        if outcome[0] not in ("ConnectionClosed", "SessionExpired", "McpError") or outcome[1] > 1.0
+    }
     assert not wrong, (
         f"{transport}: after the server was killed, these pending calls did not fail with "
         f"ConnectionClosed/McpError within 1 s (outcome, seconds): {wrong}; all: {outcomes}"
@@ -369,15 +384,21 @@ async def test_client_resumes_a_dropped_stream_and_gets_each_result_exactly_once
 def _open_session(url: str) -> str:
     reply = httpx.post(url, content=json.dumps(INIT), headers=POST_HEADERS)
     session_id = reply.headers["mcp-session-id"]
-    done = httpx.post(url, content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                      headers={**POST_HEADERS, "mcp-session-id": session_id})  # fmt: skip
+    done = httpx.post(
+        url,
+        content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        headers={**POST_HEADERS, "mcp-session-id": session_id},
+    )
     assert done.status_code == 202
     return session_id
 
 
 def _replay(url: str, session_id: str, last_event_id: str) -> list[tuple[str, str]]:
-    reply = httpx.get(url, headers={"mcp-session-id": session_id, "accept": "text/event-stream",
-                                    "last-event-id": last_event_id}, timeout=5)  # fmt: skip
+    reply = httpx.get(
+        url,
+        headers={"mcp-session-id": session_id, "accept": "text/event-stream", "last-event-id": last_event_id},
+        timeout=5,
+    )
     assert reply.status_code == 200, reply.text
     return [(e["id"], e.get("data", "")) for e in sse_events(reply.text) if "id" in e]
 
@@ -387,8 +408,12 @@ async def test_replay_from_each_event_id_yields_exactly_the_later_events(tmp_pat
         session_id = _open_session(url)
         headers = {**POST_HEADERS, "mcp-session-id": session_id}
         # A stream of several events: priming, progress and log notifications, the result.
-        call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                "params": {"name": "count", "arguments": {"to": 4}, "_meta": {"progressToken": "t"}}}  # fmt: skip
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "count", "arguments": {"to": 4}, "_meta": {"progressToken": "t"}},
+        }
         reply = httpx.post(url, content=json.dumps(call), headers=headers, timeout=10)
         assert reply.headers["content-type"].startswith("text/event-stream")
         events = [(e["id"], e.get("data", "")) for e in sse_events(reply.text)]
@@ -400,8 +425,9 @@ async def test_replay_from_each_event_id_yields_exactly_the_later_events(tmp_pat
             assert _replay(url, session_id, event_id) == later, f"replay after event {k} ({event_id})"
 
         # The poll tool: its POST stream closes after the priming event, before the answer.
-        polled = httpx.post(url, content=json.dumps({**call, "id": 8, "params": {"name": "poll"}}),
-                            headers=headers, timeout=10)  # fmt: skip
+        polled = httpx.post(
+            url, content=json.dumps({**call, "id": 8, "params": {"name": "poll"}}), headers=headers, timeout=10
+        )
         primed = sse_events(polled.text)
         assert [e.get("data", "") for e in primed] == [""], primed
         prime_id = primed[0]["id"]
@@ -425,12 +451,18 @@ async def test_stdio_call_timeout_bounds_a_handler_that_never_returns() -> None:
         elapsed = time.monotonic() - started
         assert elapsed < 1.5, f"the 0.5 s timeout took {elapsed:.2f} s"
         call = next(m for m in transport().sent if m.get("method") == "tools/call")
-        await eventually(lambda: any(m.get("method") == "notifications/cancelled" for m in transport().sent),
-                         2, "notifications/cancelled to be sent")  # fmt: skip
+        await eventually(
+            lambda: any(m.get("method") == "notifications/cancelled" for m in transport().sent),
+            2,
+            "notifications/cancelled to be sent",
+        )
         cancel = next(m for m in transport().sent if m.get("method") == "notifications/cancelled")
         assert cancel["params"]["requestId"] == call["id"]
-        await eventually(lambda: any(f"slow cancelled {call['id']}" in line for line in stderr), 3,
-                         "the server to cancel the handler")  # fmt: skip
+        await eventually(
+            lambda: any(f"slow cancelled {call['id']}" in line for line in stderr),
+            3,
+            "the server to cancel the handler",
+        )
         assert text(await client.call_tool("echo", {"text": "alive"})) == "alive"
         assert not any("id" in m and m["id"] == call["id"] for m in transport().received if "method" not in m)
 
@@ -455,9 +487,14 @@ async def test_http_call_timeout_bounds_a_handler_that_never_returns(tmp_path: P
             )
             assert elapsed < 1.5, f"the 0.5 s timeout took {elapsed:.2f} s"
             rid = next(m["id"] for m in transport().sent if m.get("method") == "tools/call")
-            await eventually(lambda: any(m.get("method") == "notifications/cancelled" and
-                                         m["params"]["requestId"] == rid for m in transport().sent),
-                             2, "notifications/cancelled to be sent")  # fmt: skip
+            await eventually(
+                lambda: any(
+                    m.get("method") == "notifications/cancelled" and m["params"]["requestId"] == rid
+                    for m in transport().sent
+                ),
+                2,
+                "notifications/cancelled to be sent",
+            )
             await eventually(lambda: f"slow cancelled {rid}" in log.read_text(), 3, "the server to cancel the handler")
             assert text(await client.call_tool("echo", {"text": "alive"})) == "alive"
 
@@ -486,7 +523,7 @@ async def test_http_cancelled_call_leaves_no_stuck_task_and_server_stops_on_sigt
         try:
             await asyncio.wait_for(asyncio.to_thread(process.wait, 5), 6)
             stopped = True
-        except (asyncio.TimeoutError, subprocess.TimeoutExpired):
+        except (TimeoutError, subprocess.TimeoutExpired):
             stopped = False
             process.kill()
             process.wait()
@@ -523,7 +560,9 @@ async def _misbehaviour_alongside_echoes(client: Client) -> None:
     assert isinstance(slow, CallToolResult) and text(slow) == "slept 1.0", f"slow: {slow!r}"
     # The session is healthy afterwards.
     await client.ping()
-    again = await asyncio.wait_for(asyncio.gather(*(client.call_tool("echo", {"text": f"after {i}"}) for i in range(20))), 10)
+    again = await asyncio.wait_for(
+        asyncio.gather(*(client.call_tool("echo", {"text": f"after {i}"}) for i in range(20))), 10
+    )
     assert [text(r) for r in again] == [f"after {i}" for i in range(20)]
 
 
@@ -547,10 +586,18 @@ async def test_misbehaving_handlers_on_the_wire() -> None:
         await peer.initialize()
         names = ["crash", "wrong_type", "lowlevel_wrong"]
         for i in range(30):
-            await peer.send({"jsonrpc": "2.0", "id": f"e{i}", "method": "tools/call",
-                             "params": {"name": "echo", "arguments": {"text": f"t{i}"}}})  # fmt: skip
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"e{i}",
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": f"t{i}"}},
+                }
+            )
             if i < len(names):
-                await peer.send({"jsonrpc": "2.0", "id": names[i], "method": "tools/call", "params": {"name": names[i]}})
+                await peer.send(
+                    {"jsonrpc": "2.0", "id": names[i], "method": "tools/call", "params": {"name": names[i]}}
+                )
         replies = [await peer.recv(5) for _ in range(33)]
         assert await peer.nothing_within(0.3), "more responses than requests"
         by_id = {r["id"]: r for r in replies}

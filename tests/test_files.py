@@ -29,8 +29,17 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "relative",
-    ["../secret.txt", "docs/../../secret.txt", "/etc/passwd", "escape.txt", "docs\\a.txt",
-     "docs/a.txt\x00.png", "", "docs", "missing.txt"],  # fmt: skip
+    [
+        "../secret.txt",
+        "docs/../../secret.txt",
+        "/etc/passwd",
+        "escape.txt",
+        "docs\\a.txt",
+        "docs/a.txt\x00.png",
+        "",
+        "docs",
+        "missing.txt",
+    ],
 )
 def test_paths_that_leave_the_root_are_not_found(tree: Path, relative: str) -> None:
     with pytest.raises(ResourceNotFound):
@@ -55,8 +64,13 @@ async def test_directory_resources_over_a_session(tree: Path, era: str) -> None:
         assert text.contents == [TextResourceContents(uri="file:///docs/a.txt", text="alpha", mime_type="text/plain")]
         logo = await client.read_resource("file:///logo.png")
         assert isinstance(logo.contents[0], BlobResourceContents) and logo.contents[0].mime_type == "image/png"
-        for uri in ("file:///../secret.txt", "file:///%2e%2e/secret.txt", "file:///docs%2f..%2f..%2fsecret.txt",
-                    "file:///escape.txt", "file:////etc/passwd"):  # fmt: skip
+        for uri in (
+            "file:///../secret.txt",
+            "file:///%2e%2e/secret.txt",
+            "file:///docs%2f..%2f..%2fsecret.txt",
+            "file:///escape.txt",
+            "file:////etc/passwd",
+        ):
             with pytest.raises(McpError) as info:
                 await client.read_resource(uri)
             # Each era's code for a missing resource (2026-07-28 retired -32002 for -32602).

@@ -17,8 +17,12 @@ from tests.http_server import demo_http, free_port
 from tests.test_client import elicitor, sampler
 
 pytestmark = pytest.mark.anyio
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}  # fmt: skip
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
@@ -111,7 +115,9 @@ def test_unreadable_response_is_400_and_the_session_goes_on(url: str) -> None:
     body = b'{"jsonrpc":"2.0","id":"zz","error":{"code":-1e400,"message":"unknown"}}'
     reply = httpx.post(url, content=body, headers=headers)
     assert reply.status_code == 400 and "id" not in reply.json() and reply.json()["error"]["code"] == -32600
-    assert post(url, {"jsonrpc": "2.0", "id": 3, "method": "ping"}, {"mcp-session-id": session_id}).json()["result"] == {}
+    assert (
+        post(url, {"jsonrpc": "2.0", "id": 3, "method": "ping"}, {"mcp-session-id": session_id}).json()["result"] == {}
+    )
 
 
 def test_dns_rebinding_protection(url: str) -> None:
@@ -133,15 +139,23 @@ def test_body_limit() -> None:
 
 def test_request_with_progress_streams_sse_then_ends(url: str) -> None:
     session_id = open_session(url)
-    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-            "params": {"name": "count", "arguments": {"to": 2}, "_meta": {"progressToken": 5}}}  # fmt: skip
+    call = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "count", "arguments": {"to": 2}, "_meta": {"progressToken": 5}},
+    }
     reply = post(url, call, {"mcp-session-id": session_id})
     assert reply.headers["content-type"] == "text/event-stream"
     events = sse_events(reply.text)
     assert events[0]["data"] == "" and "id" in events[0] and events[0]["retry"] == "200"  # priming
     frames = [json.loads(e["data"]) for e in events[1:]]
     assert [f.get("method") for f in frames[:-1]] == [
-        "notifications/progress", "notifications/message", "notifications/progress", "notifications/message"]  # fmt: skip
+        "notifications/progress",
+        "notifications/message",
+        "notifications/progress",
+        "notifications/message",
+    ]
     assert frames[0]["params"]["progressToken"] == 5
     assert frames[-1]["id"] == 9 and frames[-1]["result"]["content"][0]["text"] == "counted to 2"
     assert len({e["id"] for e in events}) == len(events)  # unique event ids
@@ -160,16 +174,24 @@ def test_dropped_stream_is_replayed_with_last_event_id(url: str) -> None:
     reply = post(url, call, {"mcp-session-id": session_id})
     events = sse_events(reply.text)
     assert len(events) == 1 and events[0]["data"] == "" and events[0]["retry"] == "200"
-    resumed = httpx.get(url, headers={"mcp-session-id": session_id, "accept": "text/event-stream",
-                                      "last-event-id": events[0]["id"]}, timeout=5)  # fmt: skip
+    resumed = httpx.get(
+        url,
+        headers={"mcp-session-id": session_id, "accept": "text/event-stream", "last-event-id": events[0]["id"]},
+        timeout=5,
+    )
     frames = [json.loads(e["data"]) for e in sse_events(resumed.text) if e.get("data")]
-    assert frames == [{"jsonrpc": "2.0", "id": 11,
-                       "result": {"content": [{"type": "text", "text": "answered after the reconnect"}]}}]  # fmt: skip
-    again = httpx.get(url, headers={"mcp-session-id": session_id, "accept": "text/event-stream",
-                                    "last-event-id": events[0]["id"]}, timeout=5)  # fmt: skip
+    assert frames == [
+        {"jsonrpc": "2.0", "id": 11, "result": {"content": [{"type": "text", "text": "answered after the reconnect"}]}}
+    ]
+    again = httpx.get(
+        url,
+        headers={"mcp-session-id": session_id, "accept": "text/event-stream", "last-event-id": events[0]["id"]},
+        timeout=5,
+    )
     assert [json.loads(e["data"])["id"] for e in sse_events(again.text) if e.get("data")] == [11]
-    unknown = httpx.get(url, headers={"mcp-session-id": session_id, "accept": "text/event-stream",
-                                      "last-event-id": "nope/3"})  # fmt: skip
+    unknown = httpx.get(
+        url, headers={"mcp-session-id": session_id, "accept": "text/event-stream", "last-event-id": "nope/3"}
+    )
     assert unknown.status_code == 404
 
 
@@ -278,7 +300,12 @@ async def test_json_response_mode() -> None:
 
 async def test_stateless_mode() -> None:
     with demo_http("--stateless") as stateless:
-        call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 2}}}
+        call = {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 2, "b": 2}},
+        }
         reply = post(stateless, call)
         assert reply.status_code == 200 and "mcp-session-id" not in reply.headers
         assert reply.json()["result"]["structuredContent"] == {"result": 4}

@@ -369,8 +369,9 @@ async def test_mcpgen_client_sdk_server() -> None:
         forms.append(params)
         return ElicitResult(action="accept", content={"name": "Ada", "age": 36})
 
-    client = Client.stdio(sys.executable, str(SDK_SERVER), cwd=str(ROOT), on_stderr=stderr.append, era="handshake",
-                          sampling=fake_sampler, elicitation=elicitor, roots=[WORK_ROOT], on_log=logs.append)  # fmt: skip
+    client = Client.stdio(sys.executable, str(SDK_SERVER), cwd=str(ROOT), on_stderr=stderr.append,
+                          sampling=fake_sampler, elicitation=elicitor, roots=[WORK_ROOT], on_log=logs.append,
+                          era="handshake")  # fmt: skip
     with anyio.fail_after(TEST_TIMEOUT):
         async with client:
             init = client.initialize_result

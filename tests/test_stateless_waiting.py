@@ -38,8 +38,9 @@ async def test_requests_beyond_max_concurrency_wait_for_a_slot() -> None:
 
 async def test_past_the_line_a_request_is_refused_busy() -> None:
     async with Client(napping_server(max_concurrency=1), era="stateless") as client:  # 1 runs, 4 wait
-        outcomes = await asyncio.gather(*(client.call_tool("nap", {"tag": str(i)}) for i in range(8)),
-                                        return_exceptions=True)  # fmt: skip
+        outcomes = await asyncio.gather(
+            *(client.call_tool("nap", {"tag": str(i)}) for i in range(8)), return_exceptions=True
+        )
         refused = [o for o in outcomes if isinstance(o, Exception)]
         assert len(refused) == 3 and all(getattr(o, "code", None) == -32000 for o in refused), outcomes
 

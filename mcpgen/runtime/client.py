@@ -280,8 +280,9 @@ class Client:
         if era == "auto" and isinstance(endpoint, str) and _VERDICTS.get(endpoint) == "handshake":
             era = "handshake"  # found before: no need to probe again
         try:
-            self.initialize_result = await session.connect(self.capabilities(), self.info, era,
-                                                           probe_timeout=self.probe_timeout, cache=self.cache)  # fmt: skip
+            self.initialize_result = await session.connect(
+                self.capabilities(), self.info, era, probe_timeout=self.probe_timeout, cache=self.cache
+            )
             # Only a probe's answer is a verdict on the server: a pinned era says what the
             # user chose, and a probe that timed out may have met a busy modern server.
             if era == "auto" and isinstance(endpoint, str) and session.era is not None and not session.probe_timed_out:
@@ -362,9 +363,12 @@ class Client:
         params = CallToolRequestParams(name=name, arguments=arguments if arguments is not None else UNSET)
         try:
             result = await self.session.send_request(
-                "tools/call", params, CallToolResult,
-                timeout=timeout if timeout is not None else self.request_timeout, on_progress=on_progress,
-            )  # fmt: skip
+                "tools/call",
+                params,
+                CallToolResult,
+                timeout=timeout if timeout is not None else self.request_timeout,
+                on_progress=on_progress,
+            )
         except McpError as exc:
             # Refused for its headers before we knew the tool's x-mcp-header annotations:
             # learn them (the spec's advice: list the tools again) and try once more.
@@ -374,17 +378,24 @@ class Client:
             if name not in self._tool_headers:
                 raise
             result = await self.session.send_request(
-                "tools/call", params, CallToolResult,
-                timeout=timeout if timeout is not None else self.request_timeout, on_progress=on_progress,
-            )  # fmt: skip
+                "tools/call",
+                params,
+                CallToolResult,
+                timeout=timeout if timeout is not None else self.request_timeout,
+                on_progress=on_progress,
+            )
         check = self._output_checks.get(name)
         if check is not None and self.check_output and not result.is_error:
             if result.structured_content is UNSET:
-                raise OutputSchemaError(INVALID_PARAMS, f"tool {name} declared an outputSchema but sent no structuredContent")
+                raise OutputSchemaError(
+                    INVALID_PARAMS, f"tool {name} declared an outputSchema but sent no structuredContent"
+                )
             try:
                 check(result.structured_content)
             except SchemaValidationError as exc:
-                raise OutputSchemaError(INVALID_PARAMS, f"tool {name} sent structuredContent that fails its outputSchema: {exc}") from None
+                raise OutputSchemaError(
+                    INVALID_PARAMS, f"tool {name} sent structuredContent that fails its outputSchema: {exc}"
+                ) from None
         return result
 
     async def list_tools(self) -> list[Tool]:
@@ -407,9 +418,11 @@ class Client:
         for tool in tools:
             annotated = annotated_params(tool.input_schema)
             if annotated is None:
-                log.warning("mcpgen: leaving out tool %s: its x-mcp-header annotations are invalid "
-                            "(empty, not a token, repeated, on a non-string/integer/boolean or nested property)",
-                            tool.name)  # fmt: skip
+                log.warning(
+                    "mcpgen: leaving out tool %s: its x-mcp-header annotations are invalid "
+                    "(empty, not a token, repeated, on a non-string/integer/boolean or nested property)",
+                    tool.name,
+                )
                 self._tool_headers.pop(tool.name, None)
                 continue
             self._tool_headers[tool.name] = annotated
@@ -534,8 +547,15 @@ class Client:
     async def _handshake_listen(self, listener: Listener) -> AsyncIterator[None]:
         """The handshake era's stand-in: filter what the server sends unasked."""
         peer = self.session.peer_caps
-        honoured: dict[str, Any] = {flag: True for flag, feature in (("toolsListChanged", "tools"), ("promptsListChanged", "prompts"),
-                    ("resourcesListChanged", "resources")) if listener.wanted.get(flag) and peer.has(f"{feature}.listChanged")}  # fmt: skip
+        honoured: dict[str, Any] = {
+            flag: True
+            for flag, feature in (
+                ("toolsListChanged", "tools"),
+                ("promptsListChanged", "prompts"),
+                ("resourcesListChanged", "resources"),
+            )
+            if listener.wanted.get(flag) and peer.has(f"{feature}.listChanged")
+        }
         uris = list(listener.wanted.get("resourceSubscriptions", ()))
         if uris and peer.has("resources.subscribe"):
             honoured["resourceSubscriptions"] = uris
@@ -575,10 +595,15 @@ class Client:
         peer = self.session.peer_caps
         # Its notifications reach on_notification through the session; its own queue is not
         # read, so it keeps only the acknowledgement.
-        listener = Listener(subscription_filter(peer.has("tools.listChanged"), peer.has("prompts.listChanged"),
-                                                peer.has("resources.listChanged"),
-                                                self._subscribed if peer.has("resources.subscribe") else []),
-                            keep_changes=False)  # fmt: skip
+        listener = Listener(
+            subscription_filter(
+                peer.has("tools.listChanged"),
+                peer.has("prompts.listChanged"),
+                peer.has("resources.listChanged"),
+                self._subscribed if peer.has("resources.subscribe") else [],
+            ),
+            keep_changes=False,
+        )
         if not listener.wanted:
             return
         task = asyncio.ensure_future(self._run_listen(listener))

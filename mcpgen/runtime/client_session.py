@@ -101,8 +101,12 @@ class ClientSession(Session, ClientCalls):
             raise ValueError(f"mcpgen does not speak protocol version {pinned!r}")
         if era == "handshake" or (pinned is not None and era_of(pinned) == "handshake"):
             return await self.start(capabilities, client_info, pinned or LATEST)
-        self.modern = Envelope(pinned or LATEST_STATELESS, stateless_capabilities(capabilities),
-                               msgspec.to_builtins(client_info), pinned=pinned is not None)  # fmt: skip
+        self.modern = Envelope(
+            pinned or LATEST_STATELESS,
+            stateless_capabilities(capabilities),
+            msgspec.to_builtins(client_info),
+            pinned=pinned is not None,
+        )
         self.own_caps = Declared(capabilities)
         try:
             return await self._probe(pinned, probe_timeout if era == "auto" else UNSET, cache)
@@ -169,15 +173,21 @@ class ClientSession(Session, ClientCalls):
         try:
             self.server_info = handshake.convert(identity, Implementation)
         except msgspec.ValidationError:
-            self.server_info = Implementation(name=str(identity.get("name", "")), version=str(identity.get("version", "")))
+            self.server_info = Implementation(
+                name=str(identity.get("name", "")), version=str(identity.get("version", ""))
+            )
         self.instructions = found.instructions if isinstance(found.instructions, str) and found.instructions else None
         self.state = "ready"
         try:
             caps = handshake.convert(found.capabilities, handshake.ServerCapabilities)
         except msgspec.ValidationError:
             caps = handshake.ServerCapabilities()
-        return InitializeResult(protocol_version=version, capabilities=caps, server_info=self.server_info,
-                                instructions=self.instructions or UNSET)  # fmt: skip
+        return InitializeResult(
+            protocol_version=version,
+            capabilities=caps,
+            server_info=self.server_info,
+            instructions=self.instructions or UNSET,
+        )
 
     def _transport_era(self, era: str) -> None:
         choose = getattr(self.transport, "use_era", None)
@@ -231,8 +241,9 @@ class ClientSession(Session, ClientCalls):
         ``fresh``), and retried (each time under a new id) after answering the server's
         questions, or once in another version after a -32022 answer."""
         if self.modern is None:
-            return await super().send_request(method, params, result_type, timeout=timeout,
-                                              on_progress=on_progress, related=related)  # fmt: skip
+            return await super().send_request(
+                method, params, result_type, timeout=timeout, on_progress=on_progress, related=related
+            )
         body = request_body(params)
         key = cache_key(method, body) if self.cache is not None else None
         if key is not None and not fresh and self.cache is not None:
@@ -251,14 +262,20 @@ class ClientSession(Session, ClientCalls):
             if state is not None:
                 sent["requestState"] = state
             try:
-                raw = await super().send_request(method, sent, msgspec.Raw, timeout=timeout,
-                                                 on_progress=on_progress, related=related)  # fmt: skip
+                raw = await super().send_request(
+                    method, sent, msgspec.Raw, timeout=timeout, on_progress=on_progress, related=related
+                )
             except McpError as exc:
                 if exc.code == UNSUPPORTED_VERSION and type(exc) is McpError and not switched:
                     switched = True
                     self.modern.switch(exc.data)  # or UnsupportedVersions, naming both lists
                     continue
-                if key is not None and self.cache is not None and body.get("cursor") is not None and exc.code == INVALID_PARAMS:
+                if (
+                    key is not None
+                    and self.cache is not None
+                    and body.get("cursor") is not None
+                    and exc.code == INVALID_PARAMS
+                ):
                     self.cache.drop(method)  # a stale cursor: every page goes
                 raise
             head = head_decoder.decode(raw)
@@ -288,7 +305,9 @@ class ClientSession(Session, ClientCalls):
             if method == "elicitation/create":
                 return await self.handlers.elicit(handshake.convert(params, handshake.ElicitRequestParams))
             if method == "sampling/createMessage":
-                return await self.handlers.create_message(handshake.convert(params, handshake.CreateMessageRequestParams))
+                return await self.handlers.create_message(
+                    handshake.convert(params, handshake.CreateMessageRequestParams)
+                )
             return await self.handlers.list_roots(handshake.convert(params or {}, handshake.RequestParams))
         except NotImplementedError:
             raise MissingInputHandler(method, key) from None

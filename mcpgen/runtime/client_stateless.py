@@ -85,7 +85,9 @@ class MissingInputHandler(McpError):
         option = {"elicitation/create": "elicitation=", "sampling/createMessage": "sampling=", "roots/list": "roots="}
         hint = option.get(method)
         how = f": give the Client {hint}..." if hint else ""
-        super().__init__(INTERNAL_ERROR, f"the server asked {method} (input {key!r}), which this client cannot answer{how}")
+        super().__init__(
+            INTERNAL_ERROR, f"the server asked {method} (input {key!r}), which this client cannot answer{how}"
+        )
         self.method = method
 
 

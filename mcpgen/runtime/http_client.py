@@ -106,7 +106,10 @@ class HttpTransport:
         self.standalone_stream = standalone_stream
         self._own_client = client is None
         self._client = client or httpx.AsyncClient(
-            headers=headers, auth=auth, timeout=httpx.Timeout(timeout, read=None), follow_redirects=True,
+            headers=headers,
+            auth=auth,
+            timeout=httpx.Timeout(timeout, read=None),
+            follow_redirects=True,
             verify=shared_tls(),
         )
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -296,7 +299,9 @@ class HttpTransport:
         if last_event_id is not None:
             headers["last-event-id"] = last_event_id
         try:
-            response = await self._client.send(self._client.build_request("GET", self.url, headers=headers), stream=True)
+            response = await self._client.send(
+                self._client.build_request("GET", self.url, headers=headers), stream=True
+            )
         except httpx.HTTPError as exc:
             log.debug("mcpgen: GET stream failed: %s", exc)
             return None

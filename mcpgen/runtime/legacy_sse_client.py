@@ -25,9 +25,13 @@ class LegacySseTransport:
         self._closed = False
 
     @classmethod
-    async def connect(cls, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30) -> LegacySseTransport:
+    async def connect(
+        cls, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30
+    ) -> LegacySseTransport:
         client = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, read=None), verify=shared_tls())
-        response = await client.send(client.build_request("GET", url, headers={"accept": "text/event-stream"}), stream=True)
+        response = await client.send(
+            client.build_request("GET", url, headers={"accept": "text/event-stream"}), stream=True
+        )
         if response.status_code != 200:
             await response.aclose()
             await client.aclose()
@@ -61,7 +65,9 @@ class LegacySseTransport:
         if self._closed:
             raise ConnectionClosed("closed")
         try:
-            response = await self._client.post(self.endpoint, content=frame, headers={"content-type": "application/json"})
+            response = await self._client.post(
+                self.endpoint, content=frame, headers={"content-type": "application/json"}
+            )
         except httpx.HTTPError as exc:
             raise ConnectionClosed(f"POST {self.endpoint} failed: {exc}") from exc
         if response.status_code >= 400:
