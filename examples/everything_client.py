@@ -45,8 +45,15 @@ CROSS_APP_SCENARIO = "auth/enterprise-managed-authorization"
 # answers with no resultType at all).
 MRTR_TOOLS = ("test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state", "test_mrtr_no_result_type")
 # Stand-in values for the required arguments of a tool the scenario lets us pick freely.
-STUB_VALUES: dict[str, Any] = {"string": "x", "integer": 1, "number": 1.5, "boolean": True,
-                               "array": [], "object": {}, "null": None}  # fmt: skip
+STUB_VALUES: dict[str, Any] = {
+    "string": "x",
+    "integer": 1,
+    "number": 1.5,
+    "boolean": True,
+    "array": [],
+    "object": {},
+    "null": None,
+}
 
 
 def log(*items: object) -> None:
@@ -100,8 +107,9 @@ async def tools_call(url: str) -> None:
 
 async def request_metadata(url: str) -> None:
     """Every capability declared (the mock checks each is an object), then list and call."""
-    await add_numbers(url, sampling=sample, elicitation=confirm,
-                      roots=[Root(uri="file:///tmp/conformance", name="conformance")])  # fmt: skip
+    await add_numbers(
+        url, sampling=sample, elicitation=confirm, roots=[Root(uri="file:///tmp/conformance", name="conformance")]
+    )
 
 
 async def elicitation_defaults(url: str) -> None:
@@ -174,9 +182,12 @@ async def schema_echo(url: str) -> None:
 def oauth(scenario: str, context: dict[str, Any]) -> OAuthClient:
     """The OAuth set-up a real client would have for the scenario's server."""
     if scenario.startswith("auth/client-credentials-"):
-        machine = ClientInfo(context["client_id"], context.get("client_secret"),
-                             private_key_pem=context.get("private_key_pem"),
-                             signing_algorithm=context.get("signing_algorithm", "ES256"))  # fmt: skip
+        machine = ClientInfo(
+            context["client_id"],
+            context.get("client_secret"),
+            private_key_pem=context.get("private_key_pem"),
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+        )
         return OAuthClient(grant="client_credentials", client=machine)
     if scenario == CROSS_APP_SCENARIO:
         grant = CrossAppAccess(context["idp_token_endpoint"], context["idp_client_id"], context["idp_id_token"])

@@ -94,10 +94,13 @@ class Fake:
     def metadata(self) -> dict[str, Any]:
         base = self.issuer
         body: dict[str, Any] = {
-            "issuer": base, "authorization_endpoint": f"{base}/authorize", "token_endpoint": f"{base}/token",
-            "registration_endpoint": f"{base}/register", "token_endpoint_auth_methods_supported": self.auth_methods,
+            "issuer": base,
+            "authorization_endpoint": f"{base}/authorize",
+            "token_endpoint": f"{base}/token",
+            "registration_endpoint": f"{base}/register",
+            "token_endpoint_auth_methods_supported": self.auth_methods,
             "code_challenge_methods_supported": ["S256"],
-        }  # fmt: skip
+        }
         if self.as_scopes is not None:
             body["scopes_supported"] = self.as_scopes
         if self.cimd:
@@ -114,7 +117,9 @@ class Fake:
             return httpx.Response(401, headers={"www-authenticate": "Bearer " + ", ".join(params)})
         if self.always_forbid or not self.required_scope <= scopes:
             needed = " ".join(sorted(self.required_scope))
-            return httpx.Response(403, headers={"www-authenticate": f'Bearer error="insufficient_scope", scope="{needed}"'})
+            return httpx.Response(
+                403, headers={"www-authenticate": f'Bearer error="insufficient_scope", scope="{needed}"'}
+            )
         return httpx.Response(200, json={"ok": True})
 
     def authorize(self, request: httpx.Request) -> httpx.Response:
@@ -123,7 +128,9 @@ class Fake:
         self.counter += 1
         code = f"code-{self.counter}"
         self.challenges[code] = query["code_challenge"]
-        return httpx.Response(302, headers={"location": f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}"})
+        return httpx.Response(
+            302, headers={"location": f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}"}
+        )
 
     def token(self, request: httpx.Request) -> httpx.Response:
         form = {k: v[0] for k, v in parse_qs(request.content.decode()).items()}
@@ -143,8 +150,15 @@ class Fake:
         if form["grant_type"] == "refresh_token":  # the scopes granted before (RFC 6749 section 6)
             scopes = self.issued[form["refresh_token"].replace("refresh", "access")]
         self.issued[token] = scopes
-        return httpx.Response(200, json={"access_token": token, "token_type": "Bearer", "expires_in": self.expires_in,
-                                         "refresh_token": f"refresh-{self.counter}"})  # fmt: skip
+        return httpx.Response(
+            200,
+            json={
+                "access_token": token,
+                "token_type": "Bearer",
+                "expires_in": self.expires_in,
+                "refresh_token": f"refresh-{self.counter}",
+            },
+        )
 
 
 def connect(fake: Fake, **options: Any) -> tuple[httpx.AsyncClient, OAuthClient]:
@@ -165,17 +179,28 @@ async def call(fake: Fake, **options: Any) -> httpx.Response:
 def test_bearer_challenge_parsing() -> None:
     header = 'Basic realm="x", Bearer error="insufficient_scope", scope="a b", resource_metadata="http://h/p", x=tok'
     assert parse_bearer_challenge(header) == {
-        "error": "insufficient_scope", "scope": "a b", "resource_metadata": "http://h/p", "x": "tok"}  # fmt: skip
+        "error": "insufficient_scope",
+        "scope": "a b",
+        "resource_metadata": "http://h/p",
+        "x": "tok",
+    }
     assert parse_bearer_challenge('Bearer realm="say \\"hi\\""') == {"realm": 'say "hi"'}
     assert parse_bearer_challenge("Basic realm=x") == {}
 
 
 def test_discovery_urls() -> None:
     assert prm_urls("http://h/mcp", None) == [
-        "http://h/.well-known/oauth-protected-resource/mcp", "http://h/.well-known/oauth-protected-resource"]  # fmt: skip
-    assert prm_urls("http://h", "http://h/custom.json") == ["http://h/custom.json", "http://h/.well-known/oauth-protected-resource"]
+        "http://h/.well-known/oauth-protected-resource/mcp",
+        "http://h/.well-known/oauth-protected-resource",
+    ]
+    assert prm_urls("http://h", "http://h/custom.json") == [
+        "http://h/custom.json",
+        "http://h/.well-known/oauth-protected-resource",
+    ]
     assert as_metadata_urls("http://as/") == [
-        "http://as/.well-known/oauth-authorization-server", "http://as/.well-known/openid-configuration"]  # fmt: skip
+        "http://as/.well-known/oauth-authorization-server",
+        "http://as/.well-known/openid-configuration",
+    ]
     assert as_metadata_urls("http://as/tenant1") == [
         "http://as/.well-known/oauth-authorization-server/tenant1",
         "http://as/.well-known/openid-configuration/tenant1",
@@ -361,7 +386,11 @@ async def test_legacy_metadata_at_the_server_origin_accepts_another_issuer() -> 
     fake = Fake(prm_at=None, issuer="http://mcp.test/oauth", metadata_at="/.well-known/oauth-authorization-server")
     assert (await call(fake)).status_code == 200
     assert fake.paths("mcp.test")[:4] == [
-        "/mcp", PRM_PATH, "/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server"]  # fmt: skip
+        "/mcp",
+        PRM_PATH,
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-authorization-server",
+    ]
     assert fake.authorizations[0]["resource"] == MCP
 
 
@@ -396,7 +425,10 @@ async def test_client_credentials_with_private_key_jwt() -> None:
 async def test_client_credentials_with_basic() -> None:
     fake = Fake()
     assert (await call(fake, grant="client_credentials", client=ClientInfo("machine", SECRET))).status_code == 200
-    assert fake.token_forms[0]["grant_type"] == "client_credentials" and fake.token_forms[0]["_basic"] == f"machine:{SECRET}"
+    assert (
+        fake.token_forms[0]["grant_type"] == "client_credentials"
+        and fake.token_forms[0]["_basic"] == f"machine:{SECRET}"
+    )
 
 
 async def test_cross_app_access_exchanges_then_uses_jwt_bearer() -> None:
@@ -406,21 +438,35 @@ async def test_cross_app_access_exchanges_then_uses_jwt_bearer() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.host == "idp.test":
             exchanged.append({k: v[0] for k, v in parse_qs(request.content.decode()).items()})
-            return httpx.Response(200, json={"access_token": "the-id-jag", "token_type": "N_A",
-                                             "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"})  # fmt: skip
+            return httpx.Response(
+                200,
+                json={
+                    "access_token": "the-id-jag",
+                    "token_type": "N_A",
+                    "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                },
+            )
         return fake.handler(request)
 
     grant = CrossAppAccess("http://idp.test/token", "idp-client", "the-id-token")
-    auth = OAuthClient(grant=grant, client=ClientInfo("xaa", SECRET),
-                       http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)))  # fmt: skip
+    auth = OAuthClient(
+        grant=grant,
+        client=ClientInfo("xaa", SECRET),
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+    )
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler), auth=auth) as mcp:
         assert (await mcp.post(MCP, content=b"{}")).status_code == 200
-    assert exchanged == [{
-        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
-        "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
-        "audience": AS, "resource": MCP, "subject_token": "the-id-token",
-        "subject_token_type": "urn:ietf:params:oauth:token-type:id_token", "client_id": "idp-client",
-    }]  # fmt: skip
+    assert exchanged == [
+        {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "audience": AS,
+            "resource": MCP,
+            "subject_token": "the-id-token",
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "client_id": "idp-client",
+        }
+    ]
     form = fake.token_forms[0]
     assert form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer" and form["assertion"] == "the-id-jag"
     assert form["_basic"] == f"xaa:{SECRET}"
@@ -469,8 +515,11 @@ async def test_through_the_mcp_client() -> None:
             return httpx.Response(202)
         result: dict[str, Any] = {"tools": []}
         if message["method"] == "initialize":
-            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "fake", "version": "1"}}  # fmt: skip
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake", "version": "1"},
+            }
         return httpx.Response(200, json={"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     sent: list[str] = []  # the Authorization header of each MCP POST

@@ -83,7 +83,9 @@ async def test_authorization_response_iss_accepted(flag: bool | None, iss: str |
     ],
     ids=["advertised-missing", "advertised-wrong", "unadvertised-wrong", "trailing-slash", "case", "default-port"],
 )
-async def test_authorization_response_iss_rejected_before_the_code_is_spent(flag: bool | None, iss: str, why: str) -> None:
+async def test_authorization_response_iss_rejected_before_the_code_is_spent(
+    flag: bool | None, iss: str, why: str
+) -> None:
     fake = IssFake(iss_flag=flag, iss=iss)
     with pytest.raises(OAuthError, match=why):
         await call(fake)
@@ -178,8 +180,13 @@ async def test_a_resource_moving_to_another_authorization_server_means_registeri
         assert (await mcp.post(MCP, content=b"{}")).status_code == 200
     as2 = [r for r in fake.requests if r.url.host == "as2.test"]
     assert [r.url.path for r in as2 if r.url.path == "/register"] == ["/register"]
-    assert not [r for r in as2 if b"as1-client" in r.content or "as1-client" in str(r.url)
-                or "as1-client" in r.headers.get("authorization", "")]  # fmt: skip
+    assert not [
+        r
+        for r in as2
+        if b"as1-client" in r.content
+        or "as1-client" in str(r.url)
+        or "as1-client" in r.headers.get("authorization", "")
+    ]
     assert "as1-client" not in fake.token_forms[-1].get("_basic", "")
     assert [f["grant_type"] for f in fake.token_forms] == ["authorization_code", "authorization_code"]
     assert fake.authorizations[-1]["client_id"] == "as2-client"
@@ -281,4 +288,3 @@ async def test_offline_access_when_listed_with_refresh_token_registered() -> Non
     declined = Fake(prm_scopes=["mcp:basic"], as_scopes=["mcp:basic", "offline_access"])
     assert (await call(declined, offline_access=False)).status_code == 200
     assert declined.authorizations[0]["scope"] == "mcp:basic"
-

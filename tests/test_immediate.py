@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from mcpgen import Client, Context, Server
-from mcpgen.generated import CallToolRequestParams, CallToolResult, TextContent
+from mcpgen.generated import CallToolRequestParams, CallToolResult, MethodSpec, TextContent
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
-from mcpgen.generated import MethodSpec
 from mcpgen.runtime.server_session import ServerSession
 from mcpgen.runtime.stdio import _HIGH_WATER, StreamTransport
 from mcpgen.runtime.transport import Transport, memory_pair

@@ -111,15 +111,22 @@ async def test_sdk_client_handshake_tools_and_calls(tmp_path: Path) -> None:
             listed = await session.list_tools()
             assert listed.next_cursor is None
             tools = {tool.name: tool for tool in listed.tools}
-            assert {"add", "sum_all", "weather", "fail", "slow", "count", "ask_model", "ask_user", "roots"} <= set(tools)
+            assert {"add", "sum_all", "weather", "fail", "slow", "count", "ask_model", "ask_user", "roots"} <= set(
+                tools
+            )
             assert tools["add"].title == "Add two numbers"
             assert tools["add"].input_schema["properties"] == {"a": {"type": "integer"}, "b": {"type": "integer"}}
             assert tools["add"].input_schema["required"] == ["a", "b"]
             assert tools["add"].output_schema == {
-                "type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"],
-            }  # fmt: skip
+                "type": "object",
+                "properties": {"result": {"type": "integer"}},
+                "required": ["result"],
+            }
             assert tools["sum_all"].output_schema is not None
-            assert tools["sum_all"].output_schema["properties"]["terms"] == {"type": "array", "items": {"type": "integer"}}
+            assert tools["sum_all"].output_schema["properties"]["terms"] == {
+                "type": "array",
+                "items": {"type": "integer"},
+            }
             assert tools["weather"].input_schema["properties"]["city"] == {"type": "string", "minLength": 1}
             assert tools["weather"].input_schema["required"] == ["city"]
             assert "ctx" not in tools["slow"].input_schema["properties"]
@@ -159,13 +166,17 @@ async def test_sdk_client_resources_prompts_and_completion(tmp_path: Path) -> No
             assert [(t.uri_template, t.mime_type) for t in templates] == [("file:///{name}", "text/plain")]
 
             config = await session.read_resource("config://app")
-            assert config.contents == [sdk.TextResourceContents(
-                uri="config://app", mime_type="application/json", text='{"debug": false, "level": 3}')]  # fmt: skip
+            assert config.contents == [
+                sdk.TextResourceContents(
+                    uri="config://app", mime_type="application/json", text='{"debug": false, "level": 3}'
+                )
+            ]
             logo = (await session.read_resource("bin://logo")).contents[0]
             assert isinstance(logo, sdk.BlobResourceContents) and logo.mime_type == "image/png"
             notes = (await session.read_resource("file:///notes.txt")).contents
-            assert notes == [sdk.TextResourceContents(uri="file:///notes.txt", mime_type="text/plain",
-                                                      text="remember the milk")]  # fmt: skip
+            assert notes == [
+                sdk.TextResourceContents(uri="file:///notes.txt", mime_type="text/plain", text="remember the milk")
+            ]
             with pytest.raises(MCPError) as missing:
                 await session.read_resource("file:///missing.txt")
             assert missing.value.error.code == -32002
@@ -177,7 +188,8 @@ async def test_sdk_client_resources_prompts_and_completion(tmp_path: Path) -> No
             review = await session.get_prompt("review", {"code": "x = 1", "language": "rust"})
             assert review.description == "Ask for a code review."
             assert [(m.role, m.content) for m in review.messages] == [
-                ("user", sdk.TextContent(type="text", text="Review this rust code:\nx = 1"))]  # fmt: skip
+                ("user", sdk.TextContent(type="text", text="Review this rust code:\nx = 1"))
+            ]
             chat = await session.get_prompt("chat", {"topic": "owls"})
             assert [m.role for m in chat.messages] == ["user", "assistant"]
             with pytest.raises(MCPError) as bad:
@@ -249,22 +261,34 @@ async def test_sdk_client_sampling_elicitation_and_roots(tmp_path: Path) -> None
         sdk.ElicitResult(action="decline"),
     ]
 
-    async def sampling(context: ClientRequestContext, params: sdk.CreateMessageRequestParams) -> sdk.CreateMessageResult:
+    async def sampling(
+        context: ClientRequestContext, params: sdk.CreateMessageRequestParams
+    ) -> sdk.CreateMessageResult:
         sampled.append(params)
         question = params.messages[0].content
         assert isinstance(question, sdk.TextContent)
-        return sdk.CreateMessageResult(role="assistant", content=sdk.TextContent(type="text", text=f"42 is {question.text}"),
-                                       model="sdk-fake", stop_reason="endTurn")  # fmt: skip
+        return sdk.CreateMessageResult(
+            role="assistant",
+            content=sdk.TextContent(type="text", text=f"42 is {question.text}"),
+            model="sdk-fake",
+            stop_reason="endTurn",
+        )
 
     async def elicitation(context: ClientRequestContext, params: sdk.ElicitRequestParams) -> sdk.ElicitResult:
         elicited.append(params)
         return answers.pop(0)
 
     async def list_roots(context: ClientRequestContext) -> sdk.ListRootsResult:
-        return sdk.ListRootsResult(roots=[sdk.Root(uri=FileUrl("file:///work"), name="work"), sdk.Root(uri=FileUrl("file:///tmp"))])
+        return sdk.ListRootsResult(
+            roots=[sdk.Root(uri=FileUrl("file:///work"), name="work"), sdk.Root(uri=FileUrl("file:///tmp"))]
+        )
 
     with anyio.fail_after(TEST_TIMEOUT):
-        callbacks = {"sampling_callback": sampling, "elicitation_callback": elicitation, "list_roots_callback": list_roots}
+        callbacks = {
+            "sampling_callback": sampling,
+            "elicitation_callback": elicitation,
+            "list_roots_callback": list_roots,
+        }
         async with sdk_session(tmp_path / "stderr.log", **callbacks) as session:
             answer = await session.call_tool("ask_model", {"question": "the answer"})
             assert answer.is_error is False and text_of(answer) == "42 is the answer"
@@ -285,7 +309,9 @@ async def test_sdk_client_sampling_elicitation_and_roots(tmp_path: Path) -> None
 
             roots = await session.call_tool("roots", {})
             assert [block.text for block in roots.content if isinstance(block, sdk.TextContent)] == [
-                "file:///work", "file:///tmp"]  # fmt: skip
+                "file:///work",
+                "file:///tmp",
+            ]
 
 
 async def test_sdk_client_pagination_subscriptions_and_list_changed(tmp_path: Path) -> None:
@@ -326,8 +352,10 @@ async def test_sdk_client_pagination_subscriptions_and_list_changed(tmp_path: Pa
                     def updated() -> list[str]:
                         return [m.params.uri for m in seen if isinstance(m, sdk.ResourceUpdatedNotification)]
 
-                    await eventually(lambda: any(isinstance(m, sdk.ToolListChangedNotification) for m in seen),
-                                     what="notifications/tools/list_changed")  # fmt: skip
+                    await eventually(
+                        lambda: any(isinstance(m, sdk.ToolListChangedNotification) for m in seen),
+                        what="notifications/tools/list_changed",
+                    )
                     assert updated() == ["file:///notes.txt"]
                     await session.unsubscribe_resource("file:///notes.txt")
                     notes = await session.read_resource("file:///notes.txt")
@@ -353,7 +381,9 @@ async def test_sdk_high_level_client_auto_mode_speaks_the_stateless_era() -> Non
 async def fake_sampler(params: CreateMessageRequestParams) -> CreateMessageResult:
     question = params.messages[0].content
     assert isinstance(question, TextContent)
-    return CreateMessageResult(role="assistant", content=TextContent(text=f"answer to {question.text}"), model="fake-llm")
+    return CreateMessageResult(
+        role="assistant", content=TextContent(text=f"answer to {question.text}"), model="fake-llm"
+    )
 
 
 async def test_mcpgen_client_sdk_server() -> None:
@@ -369,9 +399,17 @@ async def test_mcpgen_client_sdk_server() -> None:
         forms.append(params)
         return ElicitResult(action="accept", content={"name": "Ada", "age": 36})
 
-    client = Client.stdio(sys.executable, str(SDK_SERVER), cwd=str(ROOT), on_stderr=stderr.append,
-                          sampling=fake_sampler, elicitation=elicitor, roots=[WORK_ROOT], on_log=logs.append,
-                          era="handshake")  # fmt: skip
+    client = Client.stdio(
+        sys.executable,
+        str(SDK_SERVER),
+        cwd=str(ROOT),
+        on_stderr=stderr.append,
+        sampling=fake_sampler,
+        elicitation=elicitor,
+        roots=[WORK_ROOT],
+        on_log=logs.append,
+        era="handshake",
+    )
     with anyio.fail_after(TEST_TIMEOUT):
         async with client:
             init = client.initialize_result
@@ -442,14 +480,19 @@ async def test_mcpgen_client_sdk_server() -> None:
             assert text_of(await client.call_tool("sleep", {"seconds": 0.01})) == "slept 0.01"
 
             resources = await client.list_resources()
-            assert [(r.uri, r.name, r.mime_type) for r in resources] == [("config://settings", "settings", "application/json")]
+            assert [(r.uri, r.name, r.mime_type) for r in resources] == [
+                ("config://settings", "settings", "application/json")
+            ]
             templates = await client.list_resource_templates()
             assert [(t.uri_template, t.name) for t in templates] == [("book://{title}", "book")]
             settings = await client.read_resource("config://settings")
-            assert settings.contents == [TextResourceContents(uri="config://settings", text='{"theme": "dark"}',
-                                                              mime_type="application/json")]  # fmt: skip
+            assert settings.contents == [
+                TextResourceContents(uri="config://settings", text='{"theme": "dark"}', mime_type="application/json")
+            ]
             book = await client.read_resource("book://dune")
-            assert book.contents == [TextResourceContents(uri="book://dune", text="Frank Herbert", mime_type="text/plain")]
+            assert book.contents == [
+                TextResourceContents(uri="book://dune", text="Frank Herbert", mime_type="text/plain")
+            ]
             with pytest.raises(McpError):
                 await client.read_resource("config://missing")
 
@@ -503,8 +546,9 @@ def everything_command() -> list[str]:
         if npm is None:
             pytest.fail("npm is not on PATH: cannot install tests/interop (npm ci)")
         try:
-            done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=INTEROP,
-                                  capture_output=True, text=True, timeout=600)  # fmt: skip
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"], cwd=INTEROP, capture_output=True, text=True, timeout=600
+            )
         except subprocess.TimeoutExpired as exc:
             pytest.fail(f"npm ci in {INTEROP} timed out:\n{exc.stdout!r}\n{exc.stderr!r}")
         if done.returncode != 0 or _installed_version() != _locked_version():
@@ -516,8 +560,12 @@ async def everything_sampler(params: CreateMessageRequestParams) -> CreateMessag
     question = params.messages[0].content
     assert isinstance(question, TextContent)
     assert params.system_prompt == "You are a helpful test server." and params.temperature == 0.7
-    return CreateMessageResult(role="assistant", content=TextContent(text=f"sampled <{question.text}>"),
-                               model="fake-llm", stop_reason="endTurn")  # fmt: skip
+    return CreateMessageResult(
+        role="assistant",
+        content=TextContent(text=f"sampled <{question.text}>"),
+        model="fake-llm",
+        stop_reason="endTurn",
+    )
 
 
 async def everything_elicitor(params: ElicitRequestParams) -> ElicitResult:
@@ -528,8 +576,9 @@ async def everything_elicitor(params: ElicitRequestParams) -> ElicitResult:
     properties = params.requested_schema.properties
     assert {"name", "check", "email", "integer", "untitledMultipleSelectEnum"} <= set(properties)
     assert params.requested_schema.required == ["name"]
-    return ElicitResult(action="accept", content={"name": "Ada", "check": True, "integer": 7,
-                                                  "untitledMultipleSelectEnum": ["Piano"]})  # fmt: skip
+    return ElicitResult(
+        action="accept", content={"name": "Ada", "check": True, "integer": 7, "untitledMultipleSelectEnum": ["Piano"]}
+    )
 
 
 @asynccontextmanager
@@ -551,11 +600,18 @@ async def everything_client(command: list[str], **options: Any) -> AsyncIterator
         yield client
 
 
-async def test_mcpgen_client_everything_catalog(everything_command: list[str], caplog: pytest.LogCaptureFixture) -> None:
+async def test_mcpgen_client_everything_catalog(
+    everything_command: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.WARNING, logger="mcpgen")
     with anyio.fail_after(TEST_TIMEOUT):
-        async with everything_client(everything_command, sampling=everything_sampler, elicitation=everything_elicitor,
-                                     roots=[WORK_ROOT], on_stderr=lambda line: None) as client:  # fmt: skip
+        async with everything_client(
+            everything_command,
+            sampling=everything_sampler,
+            elicitation=everything_elicitor,
+            roots=[WORK_ROOT],
+            on_stderr=lambda line: None,
+        ) as client:
             init = client.initialize_result
             assert init is not None and client.session.protocol_version == "2025-11-25"
             assert init.server_info.name == "mcp-servers/everything"
@@ -566,16 +622,28 @@ async def test_mcpgen_client_everything_catalog(everything_command: list[str], c
             echo = next(name for name in tools if "echo" in name)
             add = next(name for name in tools if "sum" in name or "add" in name)
             # The capability-dependent tools exist because our client declared the capabilities.
-            assert {"trigger-sampling-request", "trigger-elicitation-request", "trigger-url-elicitation",
-                    "get-roots-list", "trigger-long-running-operation", "get-structured-content"} <= set(tools)  # fmt: skip
+            assert {
+                "trigger-sampling-request",
+                "trigger-elicitation-request",
+                "trigger-url-elicitation",
+                "get-roots-list",
+                "trigger-long-running-operation",
+                "get-structured-content",
+            } <= set(tools)
             assert tools[echo].input_schema["required"] == ["message"]
             assert tools["get-structured-content"].output_schema is not UNSET
-            assert not [r for r in caplog.records if "outputSchema" in r.getMessage()], "an outputSchema we cannot check"
+            assert not [r for r in caplog.records if "outputSchema" in r.getMessage()], (
+                "an outputSchema we cannot check"
+            )
 
             assert (await client.call_tool(echo, {"message": "héllo"})).content == [TextContent(text="Echo: héllo")]
             assert text_of(await client.call_tool(add, {"a": 2, "b": 3})) == "The sum of 2 and 3 is 5."
             weather = await client.call_tool("get-structured-content", {"location": "Chicago"})
-            assert weather.structured_content == {"temperature": 36, "conditions": "Light rain / drizzle", "humidity": 82}
+            assert weather.structured_content == {
+                "temperature": 36,
+                "conditions": "Light rain / drizzle",
+                "humidity": 82,
+            }
             image = await client.call_tool("get-tiny-image", {})
             assert any(isinstance(block, ImageContent) and block.mime_type == "image/png" for block in image.content)
             annotated = await client.call_tool("get-annotated-message", {"messageType": "error", "includeImage": True})
@@ -595,19 +663,25 @@ async def test_mcpgen_client_everything_catalog(everything_command: list[str], c
             doc = await client.read_resource(resources[0].uri)
             assert isinstance(doc.contents[0], TextResourceContents) and doc.contents[0].text
             templates = {t.uri_template for t in await client.list_resource_templates()}
-            assert templates == {"demo://resource/dynamic/text/{resourceId}", "demo://resource/dynamic/blob/{resourceId}"}
+            assert templates == {
+                "demo://resource/dynamic/text/{resourceId}",
+                "demo://resource/dynamic/blob/{resourceId}",
+            }
             text = await client.read_resource("demo://resource/dynamic/text/3")
             assert text.contents[0].text.startswith("Resource 3: This is a plaintext resource")  # type: ignore[union-attr]
             blob = await client.read_resource("demo://resource/dynamic/blob/3")
             assert isinstance(blob.contents[0], BlobResourceContents)
-            ids = await client.complete(ResourceTemplateReference(uri="demo://resource/dynamic/text/{resourceId}"),
-                                        "resourceId", "7")  # fmt: skip
+            ids = await client.complete(
+                ResourceTemplateReference(uri="demo://resource/dynamic/text/{resourceId}"), "resourceId", "7"
+            )
             assert ids.completion.values == ["7"]
 
             prompts = {p.name: p for p in await client.list_prompts()}
             assert {"simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"} <= set(prompts)
             assert [(a.name, a.required) for a in prompts["args-prompt"].arguments] == [  # type: ignore[union-attr]
-                ("city", True), ("state", False)]  # fmt: skip
+                ("city", True),
+                ("state", False),
+            ]
             simple = await client.get_prompt("simple-prompt")
             assert simple.messages[0].role == "user" and isinstance(simple.messages[0].content, TextContent)
             weather_prompt = await client.get_prompt("args-prompt", {"city": "Oslo", "state": "Oslo"})
@@ -616,8 +690,9 @@ async def test_mcpgen_client_everything_catalog(everything_command: list[str], c
             assert any(isinstance(m.content, EmbeddedResource) for m in embedded_prompt.messages)
             departments = await client.complete(PromptReference(name="completable-prompt"), "department", "")
             assert departments.completion.values == ["Engineering", "Sales", "Marketing", "Support"]
-            team = await client.complete(PromptReference(name="completable-prompt"), "name", "",
-                                         context={"department": "Engineering"})  # fmt: skip
+            team = await client.complete(
+                PromptReference(name="completable-prompt"), "name", "", context={"department": "Engineering"}
+            )
             assert team.completion.values == ["Alice", "Bob", "Charlie"]
 
 
@@ -634,12 +709,20 @@ async def test_mcpgen_client_everything_client_features(everything_command: list
         progress.append((value, total, message))
 
     with anyio.fail_after(TEST_TIMEOUT):
-        async with everything_client(everything_command, sampling=everything_sampler, elicitation=everything_elicitor,
-                                     roots=[WORK_ROOT], on_log=logs.append, on_notification=on_notification,
-                                     on_stderr=lambda line: None) as client:  # fmt: skip
+        async with everything_client(
+            everything_command,
+            sampling=everything_sampler,
+            elicitation=everything_elicitor,
+            roots=[WORK_ROOT],
+            on_log=logs.append,
+            on_notification=on_notification,
+            on_stderr=lambda line: None,
+        ) as client:
             # The server asks for our roots by itself ~350 ms after initialization.
-            await eventually(lambda: any("Roots updated: 1 root(s)" in str(entry.data) for entry in logs),
-                             what="the server's roots/list")  # fmt: skip
+            await eventually(
+                lambda: any("Roots updated: 1 root(s)" in str(entry.data) for entry in logs),
+                what="the server's roots/list",
+            )
             roots = await client.call_tool("get-roots-list", {})
             assert "URI: file:///work" in text_of(roots) and "1. work" in text_of(roots)
 
@@ -647,7 +730,10 @@ async def test_mcpgen_client_everything_client_features(everything_command: list
             assert sampled.is_error is not True  # omitted: isError defaults to false
             payload = json.loads(text_of(sampled).split("\n", 1)[1])
             assert payload["model"] == "fake-llm" and payload["role"] == "assistant"
-            assert payload["content"] == {"type": "text", "text": "sampled <Resource trigger-sampling-request context: hello>"}
+            assert payload["content"] == {
+                "type": "text",
+                "text": "sampled <Resource trigger-sampling-request context: hello>",
+            }
 
             form = await client.call_tool("trigger-elicitation-request", {})
             assert "User provided the requested information" in text_of(form)
@@ -655,12 +741,15 @@ async def test_mcpgen_client_everything_client_features(everything_command: list
             url = await client.call_tool("trigger-url-elicitation", {"url": "https://example.com/login"})
             assert "User completed the URL elicitation flow" in text_of(url)
             with pytest.raises(McpError) as required:
-                await client.call_tool("trigger-url-elicitation", {"url": "https://example.com/login", "errorPath": True})
+                await client.call_tool(
+                    "trigger-url-elicitation", {"url": "https://example.com/login", "errorPath": True}
+                )
             assert required.value.code == -32042  # URLElicitationRequiredError, with the elicitations as data
             assert required.value.data["elicitations"][0]["mode"] == "url"  # type: ignore[index]
 
-            done = await client.call_tool("trigger-long-running-operation", {"duration": 0.5, "steps": 5},
-                                          on_progress=on_progress)  # fmt: skip
+            done = await client.call_tool(
+                "trigger-long-running-operation", {"duration": 0.5, "steps": 5}, on_progress=on_progress
+            )
             assert "Duration: 0.5 seconds, Steps: 5" in text_of(done)
             assert progress == [(float(i), 5.0, None) for i in range(1, 6)]
 

@@ -77,7 +77,6 @@ class ClientInfo:
     secret or key given and the methods the authorization server lists.
     """
 
-
     client_id: str
     client_secret: str | None = field(default=None, repr=False)
     auth_method: str | None = None
@@ -160,9 +159,7 @@ class _Challenge:
     @classmethod
     def of(cls, response: httpx.Response) -> _Challenge | None:
         params = parse_bearer_challenge(response.headers.get("www-authenticate", ""))
-        if response.status_code == 401 or (
-            response.status_code == 403 and params.get("error") == "insufficient_scope"
-        ):
+        if response.status_code == 401 or (response.status_code == 403 and params.get("error") == "insufficient_scope"):
             return cls(response.status_code, params.get("scope", "").split(), params.get("resource_metadata"))
         return None
 
@@ -319,8 +316,14 @@ def client_assertion(client: ClientInfo, audience: str) -> str:
     if client.private_key_pem is None:
         raise OAuthError("private_key_jwt needs the client's private key")
     now = int(time.time())
-    claims = {"iss": client.client_id, "sub": client.client_id, "aud": audience,
-              "iat": now, "exp": now + 300, "jti": uuid.uuid4().hex}  # fmt: skip
+    claims = {
+        "iss": client.client_id,
+        "sub": client.client_id,
+        "aud": audience,
+        "iat": now,
+        "exp": now + 300,
+        "jti": uuid.uuid4().hex,
+    }
     return jwt.encode(claims, client.private_key_pem, algorithm=client.signing_algorithm)
 
 
@@ -424,15 +427,21 @@ class OAuthClient(httpx.Auth):
             try:
                 discovery = await self._discover(http, challenge, fresh=challenge.status == 401)
                 if (
-                    challenge.status == 401 and current is not None and current.refresh_token is not None
+                    challenge.status == 401
+                    and current is not None
+                    and current.refresh_token is not None
                     and current.issuer in (None, discovery.issuer)
-                ):  # fmt: skip
+                ):
                     refreshed = await self._refresh(http, current)
                     if refreshed is not None:
                         return refreshed
                 elif current is not None and current.issuer not in (None, discovery.issuer):
-                    log.info("mcpgen: %s now uses the authorization server %s (was %s)",
-                             self.server_url, discovery.issuer, current.issuer)  # fmt: skip
+                    log.info(
+                        "mcpgen: %s now uses the authorization server %s (was %s)",
+                        self.server_url,
+                        discovery.issuer,
+                        current.issuer,
+                    )
                 token = await self._obtain(http, discovery, self._choose_scope(challenge, discovery))
             except httpx.HTTPError as exc:
                 raise OAuthError(f"an OAuth endpoint failed: {exc}") from exc
@@ -447,9 +456,11 @@ class OAuthClient(httpx.Auth):
             wanted = _union(self._scopes, wanted)
         offered = discovery.metadata.get("scopes_supported")
         refreshable = (
-            self.offline_access and self.grant == "authorization_code"
-            and isinstance(offered, list) and OFFLINE_ACCESS in offered
-        )  # fmt: skip
+            self.offline_access
+            and self.grant == "authorization_code"
+            and isinstance(offered, list)
+            and OFFLINE_ACCESS in offered
+        )
         if not refreshable:
             # SEP-2207: never ask an authorization server for offline_access it does not
             # list, even when the resource (which should not) names it.
@@ -462,8 +473,11 @@ class OAuthClient(httpx.Auth):
     async def _refresh(self, http: httpx.AsyncClient, token: Token) -> Token | None:
         if self._discovery is None or self._identity is None or token.refresh_token is None:
             return None
-        form = {"grant_type": "refresh_token", "refresh_token": token.refresh_token,
-                "resource": self._discovery.resource}  # fmt: skip
+        form = {
+            "grant_type": "refresh_token",
+            "refresh_token": token.refresh_token,
+            "resource": self._discovery.resource,
+        }
         try:
             fresh = await self._token_request(http, self._discovery, self._identity, form, previous=token)
         except (OAuthError, httpx.HTTPError) as exc:
@@ -515,9 +529,13 @@ class OAuthClient(httpx.Auth):
             log.info("mcpgen: %s is protected by the authorization server %s", self.server_url, issuer)
             # The RFC 8707 resource is the PRM's own string, verbatim: the authorization
             # server compares it with what the resource registered, character for character.
-            return _Discovery(resource=resource, metadata=metadata, issuer=issuer,
-                              scopes_supported=[str(s) for s in scopes] if isinstance(scopes, list) else [],
-                              prm_url=url)  # fmt: skip
+            return _Discovery(
+                resource=resource,
+                metadata=metadata,
+                issuer=issuer,
+                scopes_supported=[str(s) for s in scopes] if isinstance(scopes, list) else [],
+                prm_url=url,
+            )
         raise OAuthError(f"no authorization server metadata found for {issuer}")
 
     async def _discover_legacy(self, http: httpx.AsyncClient) -> _Discovery:
@@ -529,13 +547,19 @@ class OAuthClient(httpx.Auth):
         for url in as_metadata_urls(base):
             metadata = await _get_json(http, url)
             if metadata is not None:
-                log.info("mcpgen: %s has no resource metadata; using the authorization server metadata at %s",
-                         self.server_url, url)  # fmt: skip
+                log.info(
+                    "mcpgen: %s has no resource metadata; using the authorization server metadata at %s",
+                    self.server_url,
+                    url,
+                )
                 issuer = metadata.get("issuer")
                 return _Discovery(self.server_url, metadata, issuer if isinstance(issuer, str) else base, [], None)
         log.info("mcpgen: %s has no OAuth metadata; using the default endpoints on %s", self.server_url, base)
-        defaults = {"authorization_endpoint": f"{base}/authorize", "token_endpoint": f"{base}/token",
-                    "registration_endpoint": f"{base}/register"}  # fmt: skip
+        defaults = {
+            "authorization_endpoint": f"{base}/authorize",
+            "token_endpoint": f"{base}/token",
+            "registration_endpoint": f"{base}/register",
+        }
         return _Discovery(self.server_url, defaults, base, [], None)
 
     # ------------------------------------------------------------ client identity
@@ -558,8 +582,10 @@ class OAuthClient(httpx.Auth):
             if bound is None:
                 self.client.issuer = bound = discovery.issuer
             if bound != discovery.issuer:
-                raise OAuthError(f"the client credentials given are for the authorization server {bound}, "
-                                 f"but {self.server_url} now uses {discovery.issuer}: register there")  # fmt: skip
+                raise OAuthError(
+                    f"the client credentials given are for the authorization server {bound}, "
+                    f"but {self.server_url} now uses {discovery.issuer}: register there"
+                )
             return self.client
         cimd = discovery.metadata.get("client_id_metadata_document_supported") is True
         if self.client_metadata_url and cimd:
@@ -639,8 +665,13 @@ class OAuthClient(httpx.Auth):
         log.info("mcpgen: authorization request to %s (scope %s)", endpoint, scope or "unspecified")
         authorize = self.authorize or (lambda url: _follow_without_user(http, url))
         code = _authorization_response(await authorize(_with_query(endpoint, params)), state, discovery)
-        return {"grant_type": "authorization_code", "code": code, "redirect_uri": self.redirect_uri,
-                "code_verifier": verifier, "resource": discovery.resource}  # fmt: skip
+        return {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": self.redirect_uri,
+            "code_verifier": verifier,
+            "resource": discovery.resource,
+        }
 
     async def _id_jag(
         self, http: httpx.AsyncClient, grant: CrossAppAccess, discovery: _Discovery, scope: str | None
@@ -668,9 +699,13 @@ class OAuthClient(httpx.Auth):
         return jag
 
     async def _token_request(
-        self, http: httpx.AsyncClient, discovery: _Discovery, identity: ClientInfo,
-        form: dict[str, str], previous: Token | None = None,
-    ) -> Token:  # fmt: skip
+        self,
+        http: httpx.AsyncClient,
+        discovery: _Discovery,
+        identity: ClientInfo,
+        form: dict[str, str],
+        previous: Token | None = None,
+    ) -> Token:
         form, headers = dict(form), dict(_JSON)
         method = _auth_method(identity, discovery.metadata)
         if method in ("client_secret_basic", "client_secret_post") and identity.client_secret is None:
@@ -680,8 +715,11 @@ class OAuthClient(httpx.Auth):
         elif method == "client_secret_post":
             form |= {"client_id": identity.client_id, "client_secret": identity.client_secret or ""}
         elif method == "private_key_jwt":
-            form |= {"client_id": identity.client_id, "client_assertion_type": _ASSERTION_TYPE,
-                     "client_assertion": client_assertion(identity, discovery.issuer)}  # fmt: skip
+            form |= {
+                "client_id": identity.client_id,
+                "client_assertion_type": _ASSERTION_TYPE,
+                "client_assertion": client_assertion(identity, discovery.issuer),
+            }
         else:
             form["client_id"] = identity.client_id
         response = await http.post(discovery.endpoint("token_endpoint"), data=form, headers=headers)
@@ -738,8 +776,10 @@ async def _follow_without_user(http: httpx.AsyncClient, url: str) -> str:
     response = await http.get(url, follow_redirects=False)
     location: str | None = response.headers.get("location")
     if not response.is_redirect or not location:
-        raise OAuthError(f"the authorization endpoint answered HTTP {response.status_code}, not a redirect; "
-                         "it needs a user: pass authorize=...")  # fmt: skip
+        raise OAuthError(
+            f"the authorization endpoint answered HTTP {response.status_code}, not a redirect; "
+            "it needs a user: pass authorize=..."
+        )
     return location
 
 
@@ -759,11 +799,13 @@ def _authorization_response(answer: str | tuple[str, str | None], state: str, di
         query = parse_qs(urlsplit(answer).query, keep_blank_values=True)
     iss = query.get("iss")
     if iss is None and discovery.iss_supported:
-        raise OAuthError(f"the authorization response carries no iss, which {discovery.issuer} promises "
-                         "(RFC 9207): refusing it")  # fmt: skip
+        raise OAuthError(
+            f"the authorization response carries no iss, which {discovery.issuer} promises (RFC 9207): refusing it"
+        )
     if iss is not None and iss != [discovery.issuer]:
-        raise OAuthError(f"the authorization response comes from issuer {iss[0]!r}, not {discovery.issuer} "
-                         "(RFC 9207): refusing it")  # fmt: skip
+        raise OAuthError(
+            f"the authorization response comes from issuer {iss[0]!r}, not {discovery.issuer} (RFC 9207): refusing it"
+        )
     if query.get("state") != [state]:
         raise OAuthError("the authorization response's state does not match the request's")
     if "error" in query:
