@@ -424,3 +424,23 @@ def test_the_handler_timeout_bounds_stateless_requests_too() -> None:
 
     reply = asyncio.run(main())
     assert reply["error"]["code"] == -32603 and "0.2 s" in reply["error"]["message"]
+
+
+def test_params_that_are_not_utf8_are_invalid_params(url: str) -> None:
+    body = b'{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{},"x":"\xed"}}'
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/list",
+    }
+    reply = httpx.post(url, content=body, headers=headers)
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == -32602
+
+
+def test_a_notification_naming_an_unknown_version_is_refused(url: str) -> None:
+    body = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}'
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    assert httpx.post(url, content=body, headers={**headers, "MCP-Protocol-Version": MODERN}).status_code == 202
+    refused = httpx.post(url, content=body, headers={**headers, "MCP-Protocol-Version": "2099-01-01"})
+    assert refused.status_code == 400 and refused.json()["error"]["data"]["requested"] == "2099-01-01"

@@ -18,9 +18,10 @@ from msgspec import UNSET
 
 from mcpgen.runtime import sse
 from mcpgen.runtime.asgi import Receive, Send, respond, sse_headers
-from mcpgen.runtime.errors import INVALID_REQUEST
+from mcpgen.runtime.errors import INVALID_REQUEST, UNSUPPORTED_VERSION
 from mcpgen.runtime.framing import Envelope, error_frame
 from mcpgen.runtime.stateless import http_status
+from mcpgen.runtime.versions import SUPPORTED, era_of
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server import Server
@@ -34,7 +35,15 @@ async def post(server: Server, env: Envelope, headers: Mapping[str, str], receiv
         await respond(send, 400, error_frame(INVALID_REQUEST, "Invalid Request: POST a request or notification"))
         return
     if env.id is UNSET:
-        # A notification: the stateless era defines none from client to server.
+        # A notification: the stateless era defines none from client to server, so it is
+        # accepted and ignored, unless it names a version this server does not speak.
+        version = headers.get("mcp-protocol-version", "").strip(" \t")
+        if era_of(version) is None:
+            data = {"supported": list(SUPPORTED), "requested": version}
+            await respond(
+                send, 400, error_frame(UNSUPPORTED_VERSION, f"Unsupported protocol version: {version!r}", data=data)
+            )
+            return
         await respond(send, 202, b"")
         return
     queue: asyncio.Queue[Any] = asyncio.Queue()

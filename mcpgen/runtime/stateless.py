@@ -226,6 +226,8 @@ class StatelessServer:
             return self.handshake.convert(raw, same.params_type)
         except msgspec.ValidationError as exc:
             raise Refused(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        except RecursionError:
+            raise Refused(INVALID_PARAMS, "Invalid params: nested too deeply") from None
 
     # ------------------------------------------------------------ dispatch
 
@@ -406,8 +408,8 @@ def _params_object(params: Any) -> dict[str, Any]:
         return {}
     try:
         value = msgspec.json.decode(params)
-    except (msgspec.DecodeError, RecursionError):
-        raise Refused(INVALID_PARAMS, "Invalid params: not readable JSON") from None
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        raise Refused(INVALID_PARAMS, "Invalid params: not readable JSON (or not UTF-8)") from None
     if not isinstance(value, dict):
         raise Refused(INVALID_PARAMS, "Invalid params: params must be an object")
     return value

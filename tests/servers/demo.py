@@ -65,7 +65,7 @@ def weather(city: Annotated[str, msgspec.Meta(min_length=1)], days: int = 1) -> 
     return Forecast(city=city, celsius=21.5 + days)
 
 
-@server.tool()
+@server.tool(blocking=False)  # answered on the spot: the load tests put 10,000 of these in flight
 def echo(text: str) -> str:
     """Echo the text back."""
     return text
