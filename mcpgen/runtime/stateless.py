@@ -15,8 +15,9 @@ the request's own SSE stream over HTTP). Asking the client for input goes throug
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,7 @@ class StatelessServer:
         # those types. Both eras spell the fields the handlers read alike.
         self.handshake = bindings(LATEST)
         self.sealer = StateSealer(server.state_key)
+        self._result_classes: dict[str, type | None] = {}
 
     # ------------------------------------------------------------ entry points
 
@@ -238,19 +240,8 @@ class StatelessServer:
         if method == "subscriptions/listen":
             return await self.server.listeners.listen(self, request, params)
         handler = getattr(self.server, self.table[method].handler)
-        token = current_request.set(self.context(request, params))
-        try:
+        with self._serving(request, params):
             result = await handler(params)
-            expected = self._result_class(method)
-            if expected is not None and not isinstance(result, expected):
-                log.error("mcpgen: %s handler returned %s, not %s", method, type(result).__name__, expected.__name__)
-                raise McpError(INTERNAL_ERROR, "Internal error")
-        except McpError as exc:
-            if exc.code == RESOURCE_NOT_FOUND:  # the handshake era's code; -32602 now
-                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
-            raise
-        finally:
-            current_request.reset(token)
         return self._result(request, params, result)
 
     def dispatch_now(self, request: StatelessRequest, params: Any) -> bytes | None:
@@ -259,29 +250,44 @@ class StatelessServer:
         immediate = self.server.immediate_handler(self.table[request.method].handler)
         if immediate is None:
             return None
-        token = current_request.set(self.context(request, params))
-        try:
+        with self._serving(request, params):
             result = immediate(params)
-        except McpError as exc:
-            if exc.code == RESOURCE_NOT_FOUND:  # the handshake era's code; -32602 now
-                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
-            raise
-        finally:
-            current_request.reset(token)
         if result is NOT_NOW:
             return None
         return self._result(request, params, result)
 
+    @contextlib.contextmanager
+    def _serving(self, request: StatelessRequest, params: Any) -> Iterator[None]:
+        """Around a handler: the request context it sees, and the era's resource-not-found
+        code (-32602; the handshake era's -32002 is what the handlers raise)."""
+        token = current_request.set(self.context(request, params))
+        try:
+            yield
+        except McpError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:
+                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
+        finally:
+            current_request.reset(token)
+
     def _result(self, request: StatelessRequest, params: Any, result: Any) -> bytes:
+        """The result frame, once the handler's result is checked to be of its method's type
+        (as the handshake era does: a wrong type never reaches the wire)."""
         method = request.method
+        expected = self._result_class(method)
+        if expected is not None and not isinstance(result, expected):
+            log.error("mcpgen: %s handler returned %s, not %s", method, type(result).__name__, expected.__name__)
+            raise McpError(INTERNAL_ERROR, "Internal error")
         cache = self.server.cache_hint(method, params) if self.table[method].cacheable else None
         return self.result_frame(request, result, cache=cache)
 
     def _result_class(self, method: str) -> type | None:
         """What a handler's result must be an instance of (its handshake-era type)."""
-        spec = self.handshake.CLIENT_TO_SERVER.get(method)
-        found = getattr(spec.result_type, "__origin__", spec.result_type) if spec is not None else None
-        return found if isinstance(found, type) else None
+        if method not in self._result_classes:
+            spec = self.handshake.CLIENT_TO_SERVER.get(method)
+            found = getattr(spec.result_type, "__origin__", spec.result_type) if spec is not None else None
+            self._result_classes[method] = found if isinstance(found, type) else None
+        return self._result_classes[method]
 
     def context(self, request: StatelessRequest, params: Any) -> RequestContext:
         """The request context handlers (and :class:`Context`) see for this request."""
