@@ -47,7 +47,8 @@ from mcpgen.runtime.client_stateless import (
 from mcpgen.runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_VERSION, McpError, RequestTimeout
 from mcpgen.runtime.framing import Envelope as Frame
 from mcpgen.runtime.framing import OutRequest, RequestId, encode
-from mcpgen.runtime.session import ProgressCallback, Session
+from mcpgen.runtime.handshake import HandshakeSession
+from mcpgen.runtime.session import ProgressCallback
 from mcpgen.runtime.stateless import META_SUBSCRIPTION
 from mcpgen.runtime.versions import HANDSHAKE, LATEST, LATEST_STATELESS, STATELESS, era_of
 
@@ -63,7 +64,7 @@ class UnsupportedVersion(McpError):
         self.version = version
 
 
-class ClientSession(Session, ClientCalls):
+class ClientSession(HandshakeSession, ClientCalls):
     """A connection to one server: :meth:`connect` finds its era and opens it."""
 
     role = "client"

@@ -21,7 +21,8 @@ from mcpgen.generated import (
 from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY, UNSUPPORTED_VERSION
 from mcpgen.runtime.framing import Envelope, RequestId, error_frame
-from mcpgen.runtime.session import Session, log
+from mcpgen.runtime.handshake import HandshakeSession
+from mcpgen.runtime.session import log
 from mcpgen.runtime.versions import STATELESS, Era, negotiate
 
 _VERSION_KEY = b"modelcontextprotocol"  # a cheap look before parsing (a slash may be escaped)
@@ -39,7 +40,7 @@ LOG_LEVELS: tuple[LoggingLevel, ...] = (
 _SEVERITY = {level: i for i, level in enumerate(LOG_LEVELS)}
 
 
-class ServerSession(Session, ServerCalls):
+class ServerSession(HandshakeSession, ServerCalls):
     """One client's connection to a server.
 
     The first request picks the era of the connection, once: one whose ``_meta`` names a

@@ -1,10 +1,12 @@
-"""The JSON-RPC session engine, independent of transport and of side.
+"""The JSON-RPC session engine, independent of transport, of side and of protocol era.
 
 One receive loop reads frames; each incoming request runs in its own task (a slow handler
 never blocks the others); responses resolve the futures of our own requests. Params and
 results are decoded straight from the raw frame into the generated type of the method.
-The generated method tables say which methods exist, their types and the capability that
-gates each; :class:`ServerSession` and :class:`ClientSession` add the side's handshake.
+The engine knows no method by name: the side gives it the method tables of the bindings
+it speaks (which methods exist, their types and the capability that gates each) and says
+which methods are special to it (``unqueued``, ``uncancellable``). The handshake era's
+``initialize`` state and ``ping`` live in :mod:`mcpgen.runtime.handshake`.
 """
 
 from __future__ import annotations
@@ -16,12 +18,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpgen.generated import CLIENT_TO_SERVER, SERVER_TO_CLIENT, MethodSpec, decoder
 from mcpgen.runtime.capabilities import Declared, split
 from mcpgen.runtime.errors import (
     INTERNAL_ERROR,
@@ -51,6 +52,10 @@ from mcpgen.runtime.framing import (
 )
 from mcpgen.runtime.transport import ImmediateTransport, Transport
 
+if TYPE_CHECKING:
+    # The row type of every revision's method table (the same fields in each bindings package).
+    from mcpgen.protocol.v2025_11_25 import MethodSpec
+
 log = logging.getLogger("mcpgen")
 T = TypeVar("T")
 Role = Literal["server", "client"]
@@ -60,10 +65,6 @@ _YIELD_EVERY = 64  # frames handled in a row before the receive loop lets other 
 _UNKNOWN = object()
 NOT_NOW: Any = object()
 """Returned by an immediate handler that cannot answer this request without waiting."""
-
-
-def _pong(params: Any) -> dict[str, Any]:
-    return {}
 
 
 @dataclass(slots=True)
@@ -101,6 +102,15 @@ class Session:
     """
 
     role: Role
+    # Given by the side, from the bindings of the era it speaks: the methods the peer may
+    # send us and those we may send, and the codec's (cached) decoder for a type.
+    incoming: dict[str, MethodSpec]
+    outgoing: dict[str, MethodSpec]
+    decoder: Callable[[Any], msgspec.json.Decoder[Any]]
+    # Requests served even past max_concurrency, never queued (a side's liveness check).
+    unqueued: frozenset[str] = frozenset()
+    # Requests whose abandonment is not announced with notifications/cancelled.
+    uncancellable: frozenset[str] = frozenset()
 
     def __init__(
         self,
@@ -115,12 +125,10 @@ class Session:
         self.transport = transport
         self.handlers = handlers
         self.request_timeout = request_timeout
-        self.incoming: dict[str, MethodSpec] = CLIENT_TO_SERVER if self.role == "server" else SERVER_TO_CLIENT
-        self.outgoing: dict[str, MethodSpec] = SERVER_TO_CLIENT if self.role == "server" else CLIENT_TO_SERVER
         self.own_caps = Declared(None)
         self.peer_caps = Declared(None)
         self.protocol_version: str | None = None
-        self.state: Literal["new", "initializing", "ready", "closed"] = "new"
+        self._open = True
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, tuple[asyncio.Future[Any], msgspec.json.Decoder[Any]]] = {}
         self._inflight: dict[RequestId, asyncio.Task[None]] = {}
@@ -215,7 +223,7 @@ class Session:
         except McpError as exc:
             self._reply_error(rid, exc.code, exc.message)
             return
-        if len(self._inflight) >= self.max_concurrency and method != "ping":  # liveness first
+        if len(self._inflight) >= self.max_concurrency and method not in self.unqueued:
             if len(self._queued) >= self.max_queued:
                 log.warning(
                     "mcpgen: refusing %s: %d requests running, %d waiting",
@@ -232,7 +240,7 @@ class Session:
 
     def _answer_now(self, rid: RequestId, spec: MethodSpec, params: Any) -> bool:
         """Serve a request on the spot when its handler can finish without waiting (a
-        synchronous tool, ping): no task to create, schedule and tear down, which is most
+        synchronous tool): no task to create, schedule and tear down, which is most
         of the cost of a small request. False when it must run in a task instead."""
         if not self.answers_now:
             return False
@@ -269,8 +277,11 @@ class Session:
             return None  # keep one code path for timed handlers
         if type(self).call_handler is not type(self)._stock_call_handler:
             return None  # a subclass's call_handler must see every request
-        if spec.method == "ping":
-            return _pong
+        return self.find_immediate(spec)
+
+    def find_immediate(self, spec: MethodSpec) -> Callable[[Any], Any] | None:
+        """The handlers' synchronous handler for ``spec``, if any; sides that answer a
+        method themselves say so here."""
         find = getattr(self.handlers, "immediate_handler", None)
         return find(spec.handler) if find is not None else None
 
@@ -310,7 +321,7 @@ class Session:
         if raw is None and spec.params_required:
             raise McpError(INVALID_PARAMS, f"Invalid params: {spec.method} needs params")
         try:
-            params = decoder(spec.params_type).decode(raw if raw is not None else _EMPTY)
+            params = self.decoder(spec.params_type).decode(raw if raw is not None else _EMPTY)
             meta = getattr(params, "meta", UNSET)
             if isinstance(meta, dict) and "progressToken" in meta and not valid_id(meta["progressToken"]):
                 raise McpError(INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string or an integer")
@@ -371,8 +382,6 @@ class Session:
                 pass
 
     async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
-        if spec.method == "ping":
-            return {}  # always answered, by either side, whatever the handlers do
         handler = getattr(self.handlers, spec.handler, None)
         if handler is None:  # handlers that do not serve this method (no generated stub below)
             raise NotImplementedError(spec.method)
@@ -491,7 +500,7 @@ class Session:
         ``notifications/cancelled`` and a late response is dropped.
         """
         self._check_outgoing(method)
-        if self.state == "closed":
+        if not self._open:
             raise ConnectionClosed("the session is closed")
         rid = next(self._ids)
         if on_progress is not None:
@@ -502,14 +511,14 @@ class Session:
             related = ctx.request_id if ctx is not None and ctx.session is self else UNSET
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._pending[rid] = (future, decoder(result_type))
+        self._pending[rid] = (future, self.decoder(result_type))
         limit = self.request_timeout if timeout is UNSET else timeout
         timer = loop.call_later(limit, _expire, future, method, limit) if limit is not None else None
         try:
             await self.transport.send(encode(OutRequest(id=rid, method=method, params=params)), related=related)
             return await future
         except (asyncio.CancelledError, RequestTimeout):
-            if rid in self._pending and method != "initialize" and self.is_open:
+            if rid in self._pending and method not in self.uncancellable and self.is_open:
                 self._spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
             forget = getattr(self.transport, "forget", None)
             if forget is not None:  # e.g. HTTP: stop reading the reply of this request
@@ -534,8 +543,13 @@ class Session:
             return
         side, path = split(spec.capability)
         declared = self.own_caps if side == self.role else self.peer_caps
-        if self.state != "new" and not declared.has(path):
+        if self.capabilities_known() and not declared.has(path):
             raise CapabilityError(f"{method} needs the {spec.capability} capability, which was not declared")
+
+    def capabilities_known(self) -> bool:
+        """Whether both sides' capabilities are known yet (sides with a handshake say no
+        until it is done; before it, outgoing requests are not checked against them)."""
+        return True
 
     async def _send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
         try:
@@ -556,7 +570,7 @@ class Session:
 
     @property
     def is_open(self) -> bool:
-        return self.state != "closed"
+        return self._open
 
     async def close(self) -> None:
         await self.transport.close()
@@ -566,7 +580,7 @@ class Session:
         """End the session: our own requests fail at once (no answer can come any more);
         handlers still running get ``grace`` seconds to finish and answer, then are
         cancelled."""
-        if self.state == "closed" or self._closing:
+        if not self._open or self._closing:
             await self._closed.wait()
             return
         self._closing = True
@@ -578,7 +592,7 @@ class Session:
             deadline = asyncio.get_running_loop().time() + grace
             while self._inflight and (remaining := deadline - asyncio.get_running_loop().time()) > 0:
                 await asyncio.wait(list(self._inflight.values()), timeout=remaining)
-        self.state = "closed"
+        self._open = False
         self._queued.clear()
         for task in list(self._inflight.values()):
             task.cancel()
