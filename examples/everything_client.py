@@ -32,7 +32,7 @@ from mcpgen.generated import (
     Root,
     TextContent,
 )
-from mcpgen.runtime.auth import ClientInfo, CrossAppAccess, OAuthClient, OAuthError
+from mcpgen.runtime.auth import ClientInfo, CrossAppAccess, OAuthClient, OAuthError, WorkloadIdentity
 from mcpgen.runtime.errors import McpError
 
 # The harness's stand-in for this client's metadata document (used when the AS supports CIMD).
@@ -40,6 +40,9 @@ CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 # The scenario handing over an IdP's ID token for an RFC 8693 token exchange (harness 0.1.x
 # named it auth/cross-app-access-complete-flow).
 CROSS_APP_SCENARIO = "auth/enterprise-managed-authorization"
+# The scenario handing over the workload's identity JWT (SEP-1933); the context also holds
+# an expired one and one for another audience, which a workload never has reason to send.
+WORKLOAD_SCENARIO = "auth/wif-jwt-bearer"
 # sep-2322-client-request-state: the mock's tools, called in this order (one elicits with a
 # requestState, one must carry nothing of that flow, one elicits without a state, one
 # answers with no resultType at all).
@@ -189,6 +192,9 @@ def oauth(scenario: str, context: dict[str, Any]) -> OAuthClient:
             signing_algorithm=context.get("signing_algorithm", "ES256"),
         )
         return OAuthClient(grant="client_credentials", client=machine)
+    if scenario == WORKLOAD_SCENARIO:
+        workload = ClientInfo(context["client_id"], auth_method="none")
+        return OAuthClient(grant=WorkloadIdentity(context["valid_jwt"]), client=workload)
     if scenario == CROSS_APP_SCENARIO:
         grant = CrossAppAccess(context["idp_token_endpoint"], context["idp_client_id"], context["idp_id_token"])
         return OAuthClient(grant=grant, client=ClientInfo(context["client_id"], context["client_secret"]))

@@ -20,9 +20,17 @@ server's client id; ``offline_access`` is asked for only when the server lists i
 
 Grants: the authorization code with PKCE S256, ``state`` and the RFC 8707 ``resource``
 (the default); ``client_credentials`` with a client secret or an ES256 ``private_key_jwt``
-assertion (RFC 7523, needs PyJWT); and cross-app access (SEP-990: an enterprise IdP's ID
-token exchanged for an ID-JAG, then the JWT-bearer grant). Access and refresh tokens,
-authorization codes, client secrets and PKCE verifiers are never logged.
+assertion (RFC 7523, needs PyJWT); cross-app access (SEP-990: an enterprise IdP's ID
+token exchanged for an ID-JAG, then the JWT-bearer grant); and workload identity
+federation (SEP-1933: a JWT the workload's platform issued, presented in the RFC 7523
+JWT-bearer grant, never retried nor replaced by another grant when refused).
+
+DPoP (RFC 9449, SEP-1932, mcpgen.runtime.dpop): when the authorization server lists ES256
+in ``dpop_signing_alg_values_supported`` (or ``dpop="always"``), every token request
+carries a proof, and a ``DPoP`` token is presented with the ``DPoP`` scheme and a fresh
+proof (with ``ath``) on every request; a server's ``use_dpop_nonce`` answer is retried
+once with its nonce. Access and refresh tokens, authorization codes, assertions, client
+secrets, PKCE verifiers and proofs are never logged.
 """
 
 from __future__ import annotations
@@ -32,7 +40,6 @@ import base64
 import contextlib
 import hashlib
 import logging
-import re
 import secrets
 import time
 import uuid
@@ -42,6 +49,10 @@ from typing import Any, Literal, Protocol
 from urllib.parse import SplitResult, parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
+
+from mcpgen.runtime.auth_challenge import challenge_params
+from mcpgen.runtime.dpop import ALGORITHM as DPOP_ALGORITHM
+from mcpgen.runtime.dpop import DPoP, DPoPKey, nonce_challenge
 
 log = logging.getLogger("mcpgen.auth")
 
@@ -95,6 +106,7 @@ class Token:
     expires_at: float | None = None  # time.time() seconds
     scope: str | None = None
     issuer: str | None = None  # the authorization server that issued it (refreshed only there)
+    token_type: str = "Bearer"  # or "DPoP": bound to the client's DPoP key (RFC 9449)
 
     def expired(self, leeway: float = 30.0) -> bool:
         return self.expires_at is not None and time.time() + leeway >= self.expires_at
@@ -142,7 +154,18 @@ class CrossAppAccess:
     idp_client_secret: str | None = field(default=None, repr=False)
 
 
-Grant = Literal["authorization_code", "client_credentials"] | CrossAppAccess
+@dataclass(frozen=True)
+class WorkloadIdentity:
+    """SEP-1933: the workload's own identity JWT (issued by its platform: a Kubernetes
+    service account token, a cloud instance identity, a CI job's OIDC token) presented in
+    the RFC 7523 JWT-bearer grant; no user, no registration. ``assertion`` is the JWT, or a
+    function returning a current one (platforms rotate them), called for each grant."""
+
+    assertion: str | Callable[[], str | Awaitable[str]] = field(repr=False)
+
+
+Grant = Literal["authorization_code", "client_credentials"] | CrossAppAccess | WorkloadIdentity
+DPoPMode = Literal["auto", "always", "never"]
 
 
 # ---------------------------------------------------------------- challenges and discovery
@@ -158,26 +181,16 @@ class _Challenge:
 
     @classmethod
     def of(cls, response: httpx.Response) -> _Challenge | None:
-        params = parse_bearer_challenge(response.headers.get("www-authenticate", ""))
+        header = response.headers.get("www-authenticate", "")
+        params = challenge_params(header, "bearer") or challenge_params(header, "dpop")
         if response.status_code == 401 or (response.status_code == 403 and params.get("error") == "insufficient_scope"):
             return cls(response.status_code, params.get("scope", "").split(), params.get("resource_metadata"))
         return None
 
 
-_PARAM = re.compile(r'([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,"]+))')
-
-
 def parse_bearer_challenge(header: str) -> dict[str, str]:
     """The auth-params of the ``Bearer`` challenge in a WWW-Authenticate value."""
-    start = re.search(r"(?i)\bbearer\b", header)
-    if start is None:
-        return {}
-    params: dict[str, str] = {}
-    for match in _PARAM.finditer(header, start.end()):
-        quoted, bare = match.group(2), match.group(3)
-        value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare
-        params.setdefault(match.group(1).lower(), value)
-    return params
+    return challenge_params(header, "bearer")
 
 
 @dataclass
@@ -289,12 +302,16 @@ def _json_result(response: httpx.Response, what: str) -> dict[str, Any]:
     return data
 
 
-def _token_from(data: dict[str, Any], previous: Token | None = None) -> Token:
+def _token_from(data: dict[str, Any], previous: Token | None = None, dpop: bool = False) -> Token:
+    """The token of a token response; ``dpop``: the request carried a DPoP proof, so a
+    ``DPoP`` token (bound to our key) may come back, or a plain Bearer one (RFC 9449
+    section 5: a server that does not bind tokens ignores the proof)."""
     access = data.get("access_token")
     if not isinstance(access, str) or not access:
         raise OAuthError("the token response has no access_token")
     kind = data.get("token_type", "Bearer")
-    if not isinstance(kind, str) or kind.lower() != "bearer":
+    kinds = {"bearer": "Bearer", "dpop": "DPoP"} if dpop else {"bearer": "Bearer"}
+    if not isinstance(kind, str) or kind.lower() not in kinds:
         raise OAuthError(f"unsupported token_type {kind!r}")
     expires_in = data.get("expires_in")
     refresh = data.get("refresh_token")
@@ -304,6 +321,7 @@ def _token_from(data: dict[str, Any], previous: Token | None = None) -> Token:
         refresh_token=refresh if isinstance(refresh, str) else previous.refresh_token if previous else None,
         expires_at=time.time() + expires_in if isinstance(expires_in, int | float) else None,
         scope=scope if isinstance(scope, str) else None,
+        token_type=kinds[kind.lower()],
     )
 
 
@@ -341,6 +359,10 @@ class OAuthClient(httpx.Auth):
     the URL without following its redirect, which only suits servers that need no user.
     ``application_type`` (sent when registering dynamically) defaults to ``native`` for a
     redirect to this machine (loopback or a private scheme) and ``web`` otherwise.
+    ``dpop``: ``auto`` asks for DPoP-bound tokens when the authorization server lists ES256
+    in ``dpop_signing_alg_values_supported``, ``always`` whatever it lists, ``never`` not at
+    all; ``dpop_key`` is the key to bind them to (a new one per client otherwise: tokens
+    kept beyond the process need their key kept with them).
     """
 
     def __init__(
@@ -358,6 +380,8 @@ class OAuthClient(httpx.Auth):
         max_authorizations: int = 3,
         offline_access: bool = True,
         application_type: Literal["native", "web"] | None = None,
+        dpop: DPoPMode = "auto",
+        dpop_key: DPoPKey | None = None,
     ) -> None:
         self.server_url = canonical_resource(server_url) if server_url else None
         self.grant = grant
@@ -375,6 +399,10 @@ class OAuthClient(httpx.Auth):
         self._identity: ClientInfo | None = None
         self._scopes: list[str] = []  # what the last grant asked for
         self._lock = asyncio.Lock()
+        self.dpop_mode: DPoPMode = dpop
+        # The key is made when first needed (a P-256 key pair costs about a millisecond);
+        # one per client, so every token it obtains is bound to the same key.
+        self._dpop: DPoP | None = DPoP(dpop_key) if dpop_key is not None else None
 
     # ------------------------------------------------------------ httpx.Auth
 
@@ -385,33 +413,81 @@ class OAuthClient(httpx.Auth):
         if self.server_url is None:
             self.server_url = canonical_resource(str(request.url))
         token = await self._usable_token()
-        if token is not None:
-            request.headers["Authorization"] = f"Bearer {token.access_token}"
+        self._present(request, token)
         response = yield request
-        for _ in range(self.max_authorizations):
+        self._note_nonce(response)
+        renewals, nonce_retried = 0, False
+        while True:
+            if token is not None and token.token_type == "DPoP" and not nonce_retried and nonce_challenge(response):
+                # RFC 9449 section 9: the same request again, its fresh proof with the
+                # nonce just handed out (noted above); once, so a server that keeps
+                # refusing ends here rather than in a loop.
+                nonce_retried = True
+                await response.aread()
+                self._present(request, token)
+                response = yield request
+                self._note_nonce(response)
+                continue
             challenge = _Challenge.of(response)
             if challenge is None:
                 return
+            if renewals == self.max_authorizations:
+                raise OAuthError(
+                    f"{request.url} still answers HTTP {response.status_code} after "
+                    f"{self.max_authorizations} authorizations (scope {' '.join(self._scopes) or 'unspecified'})"
+                )
+            renewals, nonce_retried = renewals + 1, False
             await response.aread()
             token = await self._renew(challenge, token)
-            request.headers["Authorization"] = f"Bearer {token.access_token}"
+            self._present(request, token)
             response = yield request
-        if _Challenge.of(response) is not None:
-            raise OAuthError(
-                f"{request.url} still answers HTTP {response.status_code} after "
-                f"{self.max_authorizations} authorizations (scope {' '.join(self._scopes) or 'unspecified'})"
-            )
+            self._note_nonce(response)
+
+    def _present(self, request: httpx.Request, token: Token | None) -> None:
+        """Put the token on the request: ``Bearer``, or ``DPoP`` with a fresh proof."""
+        request.headers.pop("DPoP", None)
+        if token is None:
+            return
+        if token.token_type == "DPoP":
+            proof = self._dpop_signer().proof(request.method, request.url, token.access_token)
+            request.headers["Authorization"] = f"DPoP {token.access_token}"
+            request.headers["DPoP"] = proof
+        else:
+            request.headers["Authorization"] = f"Bearer {token.access_token}"
+
+    def _note_nonce(self, response: httpx.Response) -> None:
+        if self._dpop is not None:
+            self._dpop.note(response)
+
+    def _dpop_signer(self) -> DPoP:
+        if self._dpop is None:
+            self._dpop = DPoP()
+        return self._dpop
+
+    def _uses_dpop(self, discovery: _Discovery) -> bool:
+        if self.dpop_mode != "auto":
+            return self.dpop_mode == "always"
+        algorithms = discovery.metadata.get("dpop_signing_alg_values_supported")
+        return isinstance(algorithms, list) and DPOP_ALGORITHM in algorithms
 
     # ------------------------------------------------------------ token lifecycle
 
     async def _usable_token(self) -> Token | None:
         token = await self.storage.load_token()
-        if token is None or not token.expired() or token.refresh_token is None or self._discovery is None:
+        if token is None or not token.expired() or token.refresh_token is None:
             return token
         async with self._lock, self._http() as http:
             current = await self.storage.load_token()
             if current is None or current.access_token != token.access_token:
                 return current  # another request renewed it meanwhile
+            if self._discovery is None:
+                # A token kept from an earlier run (a file storage): find its authorization
+                # server now, so it is refreshed before use rather than after a 401.
+                try:
+                    await self._discover(http, _Challenge(401, [], None), fresh=True)
+                except (OAuthError, httpx.HTTPError) as exc:
+                    log.info("mcpgen: cannot refresh the stored token yet (%s)", exc)
+                    return token
             return await self._refresh(http, token) or token
 
     async def _renew(self, challenge: _Challenge, sent: Token | None) -> Token:
@@ -471,18 +547,26 @@ class OAuthClient(httpx.Auth):
         return " ".join(wanted) or None
 
     async def _refresh(self, http: httpx.AsyncClient, token: Token) -> Token | None:
-        if self._discovery is None or self._identity is None or token.refresh_token is None:
+        discovery = self._discovery
+        if discovery is None or token.refresh_token is None or token.issuer not in (None, discovery.issuer):
             return None
         form = {
             "grant_type": "refresh_token",
             "refresh_token": token.refresh_token,
-            "resource": self._discovery.resource,
+            "resource": discovery.resource,
         }
         try:
-            fresh = await self._token_request(http, self._discovery, self._identity, form, previous=token)
+            # The client the token was issued to: this run's, else the one kept for that
+            # issuer (a token kept from an earlier run).
+            identity = self._identity or await self._known_identity(discovery)
+            if identity is None:
+                return None
+            fresh = await self._token_request(http, discovery, identity, form, previous=token)
         except (OAuthError, httpx.HTTPError) as exc:
             log.info("mcpgen: refreshing the access token failed (%s); authorizing again", exc)
             return None
+        fresh.issuer = token.issuer or discovery.issuer
+        self._identity = identity
         await self.storage.save_token(fresh)
         return fresh
 
@@ -622,7 +706,7 @@ class OAuthClient(httpx.Auth):
     def _grant_types(self, discovery: _Discovery) -> list[str]:
         if self.grant == "client_credentials":
             return ["client_credentials"]
-        if isinstance(self.grant, CrossAppAccess):
+        if isinstance(self.grant, CrossAppAccess | WorkloadIdentity):
             return [_JWT_BEARER]
         supported = discovery.metadata.get("grant_types_supported")
         refresh = not isinstance(supported, list) or "refresh_token" in supported
@@ -631,14 +715,27 @@ class OAuthClient(httpx.Auth):
     # ------------------------------------------------------------ grants
 
     async def _obtain(self, http: httpx.AsyncClient, discovery: _Discovery, scope: str | None) -> Token:
-        identity = await self._identify(http, discovery)
+        identity: ClientInfo | None
+        if isinstance(self.grant, WorkloadIdentity) and self.client is None:
+            # SEP-1933: the assertion identifies the workload; no client to register
+            # (RFC 7523 section 3.1: client authentication is optional for this grant).
+            identity = None
+        else:
+            identity = await self._identify(http, discovery)
         extra = {"scope": scope} if scope else {}
-        if self.grant == "client_credentials":
+        if isinstance(self.grant, WorkloadIdentity):
+            assertion = self.grant.assertion
+            value = assertion() if callable(assertion) else assertion
+            if not isinstance(value, str):
+                value = await value
+            form = {"grant_type": _JWT_BEARER, "assertion": value, "resource": discovery.resource, **extra}
+        elif self.grant == "client_credentials":
             form = {"grant_type": "client_credentials", "resource": discovery.resource, **extra}
         elif isinstance(self.grant, CrossAppAccess):
             assertion = await self._id_jag(http, self.grant, discovery, scope)
             form = {"grant_type": _JWT_BEARER, "assertion": assertion, "resource": discovery.resource, **extra}
         else:
+            assert identity is not None
             form = await self._authorization_code(http, discovery, identity, scope)
         log.info("mcpgen: token request (%s) to %s", form["grant_type"], discovery.endpoint("token_endpoint"))
         token = await self._token_request(http, discovery, identity, form)
@@ -702,11 +799,32 @@ class OAuthClient(httpx.Auth):
         self,
         http: httpx.AsyncClient,
         discovery: _Discovery,
-        identity: ClientInfo,
+        identity: ClientInfo | None,
         form: dict[str, str],
         previous: Token | None = None,
     ) -> Token:
         form, headers = dict(form), dict(_JSON)
+        if identity is not None:
+            self._client_authentication(discovery, identity, form, headers)
+        endpoint = discovery.endpoint("token_endpoint")
+        dpop = self._dpop_signer() if self._uses_dpop(discovery) else None
+        if dpop is None:
+            response = await http.post(endpoint, data=form, headers=headers)
+            return _token_from(_json_result(response, "the token request"), previous)
+        for attempt in range(2):
+            headers["DPoP"] = dpop.proof("POST", endpoint)
+            response = await http.post(endpoint, data=form, headers=headers)
+            dpop.note(response)
+            if attempt == 0 and nonce_challenge(response):
+                log.info("mcpgen: the token endpoint asks for a DPoP nonce; asking again with it")
+                continue
+            break
+        return _token_from(_json_result(response, "the token request"), previous, dpop=True)
+
+    def _client_authentication(
+        self, discovery: _Discovery, identity: ClientInfo, form: dict[str, str], headers: dict[str, str]
+    ) -> None:
+        """Authenticate the client at the token endpoint as it registered to."""
         method = _auth_method(identity, discovery.metadata)
         if method in ("client_secret_basic", "client_secret_post") and identity.client_secret is None:
             raise OAuthError(f"{method} needs a client secret")
@@ -722,8 +840,6 @@ class OAuthClient(httpx.Auth):
             }
         else:
             form["client_id"] = identity.client_id
-        response = await http.post(discovery.endpoint("token_endpoint"), data=form, headers=headers)
-        return _token_from(_json_result(response, "the token request"), previous)
 
     @contextlib.asynccontextmanager
     async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -825,4 +941,5 @@ __all__ = [
     "OAuthError",
     "Token",
     "TokenStorage",
+    "WorkloadIdentity",
 ]
