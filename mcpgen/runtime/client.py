@@ -61,6 +61,7 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.client_listen import Listener, subscription_filter
 from mcpgen.runtime.client_session import ClientSession
+from mcpgen.runtime.client_stateless import StatelessCallToolResult
 from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcpgen.runtime.extras import require
 from mcpgen.runtime.files import check_root_uri
@@ -361,11 +362,13 @@ class Client:
         from mcpgen.generated import CallToolRequestParams
 
         params = CallToolRequestParams(name=name, arguments=arguments if arguments is not None else UNSET)
+        # The stateless era allows any JSON value as structuredContent, the handshake era an object.
+        expected = StatelessCallToolResult if self.stateless else CallToolResult
         try:
             result = await self.session.send_request(
                 "tools/call",
                 params,
-                CallToolResult,
+                expected,
                 timeout=timeout if timeout is not None else self.request_timeout,
                 on_progress=on_progress,
             )
@@ -380,7 +383,7 @@ class Client:
             result = await self.session.send_request(
                 "tools/call",
                 params,
-                CallToolResult,
+                expected,
                 timeout=timeout if timeout is not None else self.request_timeout,
                 on_progress=on_progress,
             )

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
+from mcpgen.generated import CallToolResult
 from mcpgen.runtime.errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -68,6 +69,15 @@ class DiscoverInfo(msgspec.Struct):
 
 
 head_decoder = msgspec.json.Decoder(ResultHead)
+
+
+class StatelessCallToolResult(CallToolResult):
+    """A ``tools/call`` result of the stateless era. From 2026-07-28 on ``structuredContent``
+    may be any JSON value (an array, a number, ...), not only the object the handshake era
+    allows, so decoding it as a handshake-era :class:`CallToolResult` refused valid results.
+    Still a ``CallToolResult`` (a subclass): only that field's type is wider."""
+
+    structured_content: Any | UnsetType = field(default=UNSET, name="structuredContent")
 
 
 class InvalidResult(McpError):
