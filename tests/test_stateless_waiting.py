@@ -18,12 +18,12 @@ pytestmark = pytest.mark.anyio
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def napping_server(**options: Any) -> Server:
+def napping_server(nap_for: float = 0.05, **options: Any) -> Server:
     server = Server("s", **options)
 
     @server.tool()
     async def nap(tag: str) -> str:
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(nap_for)
         return tag
 
     return server
@@ -37,7 +37,8 @@ async def test_requests_beyond_max_concurrency_wait_for_a_slot() -> None:
 
 
 async def test_past_the_line_a_request_is_refused_busy() -> None:
-    async with Client(napping_server(max_concurrency=1), era="stateless") as client:  # 1 runs, 4 wait
+    # Naps long enough that all eight are read before the first ends, on a loaded machine too.
+    async with Client(napping_server(1.0, max_concurrency=1), era="stateless") as client:  # 1 runs, 4 wait
         outcomes = await asyncio.gather(
             *(client.call_tool("nap", {"tag": str(i)}) for i in range(8)), return_exceptions=True
         )

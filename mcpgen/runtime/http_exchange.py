@@ -5,12 +5,19 @@ handler sends nothing before the result, and an SSE stream when it does (progres
 a ``subscriptions/listen`` stream): the notifications as they come, then the result, then
 the end. A client closing the response stream cancels the handler (its task is cancelled
 and freed); nothing else is kept per request beyond that task.
+
+There is no session to bound the requests of one client, so the server bounds them all
+together (:class:`Slots`): ``max_concurrency`` handlers run at once, four times as many
+wait in order, and past that a request is refused (-32000, "server busy") before its
+handler starts. Answers given on the spot take no slot (nothing waits), and neither does
+a ``subscriptions/listen`` stream (it lasts as long as the client listens).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +25,7 @@ from msgspec import UNSET
 
 from mcpgen.runtime import sse
 from mcpgen.runtime.asgi import Receive, Send, respond, sse_headers
-from mcpgen.runtime.errors import INVALID_REQUEST, UNSUPPORTED_VERSION
+from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY, UNSUPPORTED_VERSION
 from mcpgen.runtime.framing import Envelope, error_frame
 from mcpgen.runtime.stateless import http_status
 from mcpgen.runtime.versions import SUPPORTED, era_of
@@ -27,10 +34,49 @@ if TYPE_CHECKING:
     from mcpgen.runtime.server import Server
 
 _END: Any = object()
+_UNBOUNDED = frozenset({"subscriptions/listen"})
 
 
-async def post(server: Server, env: Envelope, headers: Mapping[str, str], receive: Receive, send: Send) -> None:
-    """Answer one stateless-era POST (its body already read and decoded into ``env``)."""
+class Slots:
+    """At most ``running`` handlers at once; up to ``4 * running`` more wait their turn in
+    order. Taking a free slot costs no task and no wait (the common case)."""
+
+    def __init__(self, running: int) -> None:
+        self.free = running
+        self.max_waiting = 4 * running
+        self._line: deque[asyncio.Future[None]] = deque()
+
+    def take(self) -> bool:
+        """Take a free slot now, if there is one and nobody waits before us."""
+        if self.free > 0 and not self._line:
+            self.free -= 1
+            return True
+        return False
+
+    def queue(self) -> asyncio.Future[None] | None:
+        """A place in line: the future is resolved when a slot is handed over (cancel it
+        to leave the line). None when the line is full."""
+        if len(self._line) >= self.max_waiting:
+            return None
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._line.append(turn)
+        return turn
+
+    def leave(self) -> None:
+        """Give a slot back: to the first one still waiting, else to the free ones."""
+        while self._line:
+            turn = self._line.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self.free += 1
+
+
+async def post(
+    server: Server, env: Envelope, headers: Mapping[str, str], receive: Receive, send: Send, slots: Slots | None = None
+) -> None:
+    """Answer one stateless-era POST (its body already read and decoded into ``env``);
+    ``slots`` bounds the handlers running at once."""
     if not isinstance(env.method, str):
         await respond(send, 400, error_frame(INVALID_REQUEST, "Invalid Request: POST a request or notification"))
         return
@@ -59,15 +105,28 @@ async def post(server: Server, env: Envelope, headers: Mapping[str, str], receiv
         await respond(send, 200 if code is None else http_status(code), frame)
         return
     pending = answer
+    disconnected = asyncio.ensure_future(_disconnect(receive))
+    gate = slots if slots is not None and env.method not in _UNBOUNDED else None
+    if gate is not None and not await _take_slot(gate, disconnected):
+        close = getattr(pending, "close", None)
+        if close is not None:
+            close()  # never started: closed unrun
+        gone = disconnected.done()
+        disconnected.cancel()
+        if not gone:
+            busy = error_frame(SERVER_BUSY, "Server busy: too many requests in flight; retry later", env.id)
+            await respond(send, 200, busy)
+        return
 
     async def run() -> tuple[bytes, int | None]:
         try:
             return await pending
         finally:
+            if gate is not None:
+                gate.leave()
             queue.put_nowait(_END)
 
     task = asyncio.ensure_future(run())
-    disconnected = asyncio.ensure_future(_disconnect(receive))
     try:
         first = await _next(queue, disconnected)
         if first is None:
@@ -83,6 +142,24 @@ async def post(server: Server, env: Envelope, headers: Mapping[str, str], receiv
             task.cancel()  # the client closed the stream: that cancels the request
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
+
+
+async def _take_slot(slots: Slots, disconnected: asyncio.Future[None]) -> bool:
+    """A slot, at once or after waiting in line; False when the line is full or the
+    client went away while waiting."""
+    if slots.take():
+        return True
+    turn = slots.queue()
+    if turn is None:
+        return False
+    await asyncio.wait((turn, disconnected), return_when=asyncio.FIRST_COMPLETED)
+    if turn.done() and not turn.cancelled():
+        if not disconnected.done():
+            return True
+        slots.leave()  # handed over just as the client went: pass it on
+        return False
+    turn.cancel()
+    return False
 
 
 async def _stream(

@@ -185,6 +185,8 @@ class McpHttpApp:
         self.sessions: dict[str, _Live] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._legacy: Any = None
+        # Stateless-era requests have no session to bound them: the app bounds them all.
+        self.slots = http_exchange.Slots(server.session_options["max_concurrency"])
         if options.legacy_sse:
             from mcpgen.runtime.legacy_sse import LegacySseEndpoints
 
@@ -296,7 +298,7 @@ class McpHttpApp:
             await _refuse_unreadable(send, exc)
             return
         if modern:
-            await http_exchange.post(self.server, env, headers, receive, send)
+            await http_exchange.post(self.server, env, headers, receive, send, self.slots)
             return
         is_request = env.method is not UNSET and env.id is not UNSET
         if self.options.stateless:
