@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from types import TracebackType
@@ -62,7 +63,19 @@ from mcpgen.generated import (
 from mcpgen.runtime.client_listen import Listener, subscription_filter
 from mcpgen.runtime.client_session import ClientSession
 from mcpgen.runtime.client_stateless import StatelessCallToolResult
-from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
+from mcpgen.runtime.client_tasks import (
+    TASKS_META,
+    StatusCallback,
+    TaskCancelled,
+    TaskFailed,
+    TaskHandle,
+    TaskRequired,
+    TasksUnavailable,
+    names_tasks,
+    open_task,
+    watch_progress,
+)
+from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, McpError
 from mcpgen.runtime.extras import require
 from mcpgen.runtime.files import check_root_uri
 from mcpgen.runtime.headers import annotated_params, render
@@ -179,6 +192,7 @@ class Client:
         self.cache = cache
         self.probe_timeout = probe_timeout
         self._tool_headers: dict[str, dict[str, str]] = {}  # tool -> argument -> header name
+        self._task_support: dict[str, str] = {}  # tool -> its listed execution.taskSupport
         self._subscribed: list[str] = []  # URIs subscribe() asked for
         self._background: tuple[asyncio.Task[Any], Listener] | None = None
         self._handshake_listeners: set[Listener] = set()
@@ -356,21 +370,43 @@ class Client:
         *,
         on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
+        task: bool = False,
     ) -> CallToolResult:
         """Call a tool. Its structuredContent is checked against the outputSchema the
-        server listed for it (after ``list_tools``)."""
+        server listed for it (after ``list_tools``).
+
+        ``task=True`` lets the server run the call as a task (the tasks extension, stateless
+        era) and waits for its end: ``timeout`` then bounds the whole wait, and a task the
+        caller stops waiting for (timeout, cancellation) is cancelled at the server. A
+        server without tasks runs it as a plain call, unless the tool runs only as a task
+        (:class:`~mcpgen.runtime.client_tasks.TaskRequired`). :meth:`start_task` gives
+        the task's handle instead."""
+        if task:
+            return await self._call_as_task(name, arguments, on_progress, timeout)
         from mcpgen.generated import CallToolRequestParams
 
         params = CallToolRequestParams(name=name, arguments=arguments if arguments is not None else UNSET)
         # The stateless era allows any JSON value as structuredContent, the handshake era an object.
         expected = StatelessCallToolResult if self.stateless else CallToolResult
         try:
-            result = await self.session.send_request(
-                "tools/call",
-                params,
-                expected,
-                timeout=timeout if timeout is not None else self.request_timeout,
-                on_progress=on_progress,
+            result = await self._send_call(name, params, expected, timeout, on_progress)
+        except McpError as exc:
+            if names_tasks(exc):
+                raise TaskRequired(
+                    exc.code,
+                    f"tool {name} runs only as a task: call it with call_tool(..., task=True) or start_task()",
+                    exc.data,
+                ) from None
+            raise
+        return self._checked(name, result)
+
+    async def _send_call(
+        self, name: str, params: Any, expected: type[T], timeout: float | None, on_progress: ProgressCallback | None
+    ) -> T:
+        limit = timeout if timeout is not None else self.request_timeout
+        try:
+            return await self.session.send_request(
+                "tools/call", params, expected, timeout=limit, on_progress=on_progress
             )
         except McpError as exc:
             # Refused for its headers before we knew the tool's x-mcp-header annotations:
@@ -380,13 +416,11 @@ class Client:
             await self.list_tools()
             if name not in self._tool_headers:
                 raise
-            result = await self.session.send_request(
-                "tools/call",
-                params,
-                expected,
-                timeout=timeout if timeout is not None else self.request_timeout,
-                on_progress=on_progress,
+            return await self.session.send_request(
+                "tools/call", params, expected, timeout=limit, on_progress=on_progress
             )
+
+    def _checked(self, name: str, result: CallToolResult) -> CallToolResult:
         check = self._output_checks.get(name)
         if check is not None and self.check_output and not result.is_error:
             if result.structured_content is UNSET:
@@ -401,6 +435,85 @@ class Client:
                 ) from None
         return result
 
+    # ------------------------------------------------------------ tasks
+
+    async def start_task(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        on_status: StatusCallback | None = None,
+    ) -> TaskHandle:
+        """Call tool ``name`` letting the server run it as a task (the tasks extension,
+        SEP-2663; stateless era only) and return the task's handle as soon as the server
+        made it: ``await handle.wait(timeout=...)`` for the result, ``handle.status()``,
+        ``handle.cancel()``. The server decides: a call it answers at once gives a handle
+        that is already done. Questions the task asks are answered, while waiting, by the
+        client's elicitation, sampling and roots handlers. ``on_progress`` gets the
+        server's progress notifications for the call, ``on_status`` every status (or
+        status message) the client sees."""
+        session = self.session
+        if session.modern is None:
+            raise TasksUnavailable(
+                f"tasks need the stateless era (the tasks extension of 2026-07-28); this connection speaks "
+                f"the handshake era ({session.protocol_version}): connect with era='auto' or 'stateless' "
+                "to a server that offers the extension, or call the tool with call_tool()"
+            )
+        meta = dict(TASKS_META)
+        release = None
+        if on_progress is not None:
+            meta["progressToken"], release = watch_progress(session, on_progress)
+        params: dict[str, Any] = {"name": name, "_meta": meta}
+        if arguments is not None:
+            params["arguments"] = arguments
+        try:
+            raw = await self._send_call(name, params, msgspec.Raw, None, None)
+            return await open_task(
+                session,
+                name,
+                raw,
+                finish=functools.partial(self._checked, name),
+                on_status=on_status,
+                request_timeout=self.request_timeout,
+                release=release,
+            )
+        except BaseException as exc:
+            if release is not None:
+                release()
+            if isinstance(exc, McpError) and names_tasks(exc):
+                raise TaskRequired(
+                    exc.code,
+                    f"tool {name} runs only as a task, and the server refused this client's tasks extension",
+                    exc.data,
+                ) from None
+            raise
+
+    async def _call_as_task(
+        self, name: str, arguments: dict[str, Any] | None, on_progress: ProgressCallback | None, timeout: float | None
+    ) -> CallToolResult:
+        if not self.stateless:
+            if self._task_support.get(name) == "required":
+                raise TaskRequired(
+                    MISSING_CAPABILITY,
+                    f"tool {name} runs only as a task, and tasks need the stateless era (the tasks extension of "
+                    f"2026-07-28); this connection speaks the handshake era ({self.session.protocol_version})",
+                )
+            return await self.call_tool(name, arguments, on_progress=on_progress, timeout=timeout)
+        handle = await self.start_task(name, arguments, on_progress=on_progress)
+        try:
+            return await handle.wait(timeout)
+        except (TaskFailed, TaskCancelled):
+            raise
+        except BaseException:
+            # The caller stopped waiting (a timeout, a cancellation, a question it cannot
+            # answer): nobody will collect the result, so ask the server to stop, as a
+            # plain call's cancellation would.
+            if not handle.done and self.session.is_open:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(handle.cancel(), 5)
+            raise
+
     async def list_tools(self) -> list[Tool]:
         """Every tool, each ``inputSchema`` exactly as the server sent it (no ``$ref`` is
         followed). Over HTTP in the stateless era a tool whose ``x-mcp-header`` annotations
@@ -409,6 +522,8 @@ class Client:
         if self.stateless and hasattr(self.session.transport, "param_headers"):
             tools = self._check_tool_headers(tools)
         for tool in tools:
+            if tool.execution is not UNSET and isinstance(tool.execution.task_support, str):
+                self._task_support[tool.name] = tool.execution.task_support
             if tool.output_schema is not UNSET:
                 try:
                     self._output_checks[tool.name] = compile_schema(tool.output_schema)
@@ -631,4 +746,4 @@ class Client:
             seen.add(cursor)
 
 
-__all__ = ["Client", "Listener", "OutputSchemaError"]
+__all__ = ["Client", "Listener", "OutputSchemaError", "TaskHandle"]

@@ -38,11 +38,13 @@ from mcpgen.runtime.client_stateless import (
     InvalidResult,
     MissingInputHandler,
     UnsupportedVersions,
+    accepts_task,
     answer_inputs,
     head_decoder,
     modern_evidence,
     pick_version,
     request_body,
+    without_core_tasks,
 )
 from mcpgen.runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_VERSION, McpError, RequestTimeout
 from mcpgen.runtime.framing import Envelope as Frame
@@ -167,6 +169,7 @@ class ClientSession(HandshakeSession, ClientCalls):
         and instructions, as an InitializeResult (what ``Client.initialize_result`` holds
         in either era)."""
         self.era = "stateless"
+        self.outgoing = without_core_tasks(self.outgoing)
         self.discovered = found
         self.protocol_version = version
         self.peer_caps = Declared(found.capabilities)
@@ -286,6 +289,8 @@ class ClientSession(HandshakeSession, ClientCalls):
                 if key is not None and self.cache is not None and rounds == 0:
                     self.cache.put(key, raw, head.ttl_ms)
                 return result
+            if kind == "task" and accepts_task(method, sent["_meta"]):
+                return _decode_result(result_type, raw)  # a task: the caller declared the tasks extension
             if kind != "input_required":
                 raise InvalidResult(f"{method}: the server sent a result of unknown resultType {kind!r}")
             if method not in ASKING_METHODS:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType, field
@@ -32,6 +32,7 @@ from mcpgen.runtime.stateless import META_CAPABILITIES, META_CLIENT_INFO, META_L
 from mcpgen.runtime.versions import HANDSHAKE, STATELESS
 
 log = logging.getLogger("mcpgen")
+T = TypeVar("T")
 
 # Only these requests may be answered with an InputRequiredResult.
 ASKING_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -40,6 +41,10 @@ ASKING_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 MAX_ROUNDS = 10
 # Questions a server may ask, and the client capability each needs.
 QUESTIONS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+# The tasks extension (SEP-2663): a request that declares it in its own capabilities may be
+# answered with a task (resultType "task"), only for these methods.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+TASK_METHODS = frozenset({"tools/call"})
 
 
 class ResultHead(msgspec.Struct):
@@ -132,7 +137,10 @@ class Envelope:
     def meta(self, own: Any) -> dict[str, Any]:
         meta = dict(own) if isinstance(own, dict) else {}
         meta[META_VERSION] = self.version
-        meta[META_CAPABILITIES] = self.capabilities
+        extra = meta.get(META_CAPABILITIES)
+        # A request may declare more than the client's own capabilities (an extension it
+        # opts into for that request only, e.g. tasks): merged, one level deep.
+        meta[META_CAPABILITIES] = merge_capabilities(self.capabilities, extra) if extra else self.capabilities
         meta[META_CLIENT_INFO] = self.client_info
         if self.log_level is not None:
             meta[META_LOG_LEVEL] = self.log_level
@@ -148,6 +156,34 @@ class Envelope:
         if not common:
             raise UnsupportedVersions(ours, theirs)
         self.version = common[0]  # ours are newest first
+
+
+def merge_capabilities(base: dict[str, Any], extra: Any) -> dict[str, Any]:
+    """``base`` with ``extra``'s members added (an object member of both merged)."""
+    if not isinstance(extra, dict):
+        return base
+    merged = dict(base)
+    for name, value in extra.items():
+        mine = merged.get(name)
+        merged[name] = {**mine, **value} if isinstance(mine, dict) and isinstance(value, dict) else value
+    return merged
+
+
+def without_core_tasks(table: dict[str, T]) -> dict[str, T]:
+    """A client's method table for the stateless era: ``tasks/*`` there are the tasks
+    extension's (declared per request), not the 2025-11-25 core tasks that need the
+    server's ``tasks`` capability."""
+    return {method: spec for method, spec in table.items() if not method.startswith("tasks/")}
+
+
+def accepts_task(method: str, meta: dict[str, Any]) -> bool:
+    """Whether a request (its ``method`` and the ``_meta`` it was sent with) may be
+    answered with a task: it declared the tasks extension, and its method may make one."""
+    if method not in TASK_METHODS:
+        return False
+    caps = meta.get(META_CAPABILITIES)
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
 def pick_version(supported: list[str], pinned: str | None) -> str | None:

@@ -50,6 +50,7 @@ _probe = msgspec.json.Decoder(_Probe)
 class _ModernParams(msgspec.Struct):
     name: Any = UNSET
     uri: Any = UNSET
+    taskId: Any = UNSET  # the tasks extension: tasks/get, tasks/update, tasks/cancel
     arguments: Any = UNSET
     meta: Any = msgspec.field(default=UNSET, name="_meta")
 
@@ -173,8 +174,9 @@ class HttpTransport:
         version = params.meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(params.meta, dict) else None
         if isinstance(version, str):
             headers["mcp-protocol-version"] = version
-        field = NAME_PARAMS.get(method)
-        named = getattr(params, field) if field is not None else None
+        # The tasks extension names the task in Mcp-Name, for routing to where it lives.
+        field = NAME_PARAMS.get(method) or ("taskId" if method.startswith("tasks/") else None)
+        named = getattr(params, field, None) if field is not None else None
         if isinstance(named, str):
             headers["mcp-name"] = encode_value(named)
         if method == "tools/call" and isinstance(params.name, str) and self.param_headers is not None:
