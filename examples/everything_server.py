@@ -23,7 +23,9 @@ from mcpgen.generated import (
     TextContent,
     TextResourceContents,
 )
+from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
 from mcpgen.runtime.http_server import close_current_stream
+from mcpgen.runtime.server import ToolError
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
@@ -322,6 +324,66 @@ async def test_input_required_result_capabilities(ctx: Context) -> str:
         asks.append(ctx.list_roots(key="client_roots"))
     done = await asyncio.gather(*asks)
     return f"answered {len(done)} questions"
+
+
+# Tasks extension (SEP-2663) fixtures: a client declaring io.modelcontextprotocol/tasks gets
+# a task handle for the task-capable ones and polls tasks/get.
+
+CONFIRM_FORM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+
+
+@server.tool(description="Greets by name (an ordinary call, never a task).")
+def greet(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+@server.tool(description="Works for `seconds` seconds (a task when the client allows).", task="optional")
+async def slow_compute(seconds: float, ctx: Context, label: str = "") -> str:
+    steps = max(1, int(seconds * 4))
+    for step in range(1, steps + 1):
+        await asyncio.sleep(seconds / steps)
+        await ctx.report_progress(step, steps, f"{label or 'compute'}: {step}/{steps}")
+    return f"{label or 'compute'} done after {seconds:g} s"
+
+
+@server.tool(description="Runs only as a task and ends with a tool error.", task="required")
+async def failing_job() -> str:
+    await asyncio.sleep(0.5)
+    raise ToolError("the job failed (as it always does)")
+
+
+@server.tool(description="A task that fails with a JSON-RPC error.", task="optional")
+async def protocol_error_job() -> str:
+    await asyncio.sleep(0.1)
+    raise McpError(INTERNAL_ERROR, "the job hit an internal error")
+
+
+@server.tool(description="Asks for confirmation (the task waits for input), then deletes.", task="optional")
+async def confirm_delete(filename: str, ctx: Context) -> str:
+    answer = await ctx.elicit(f"Delete {filename}?", CONFIRM_FORM, key="confirm_delete")
+    confirmed = answer.action == "accept" and bool((answer.content or {}).get("confirm"))
+    return f"{'Deleted' if confirmed else 'Kept'} {filename}"
+
+
+@server.tool(description="Asks two questions at once (the task waits for both).", task="optional")
+async def multi_input(ctx: Context) -> str:
+    name, confirm = await asyncio.gather(
+        ctx.elicit("Your name?", NAME_FORM, key="name"),
+        ctx.elicit("Go ahead?", CONFIRM_FORM, key="confirm"),
+    )
+    return f"inputs: {(name.content or {}).get('name')}, {confirm.action}"
+
+
+@server.tool(
+    description="Asks the user's name (InputRequiredResult), then runs on as a task.",
+    task="required",
+    task_start="explicit",
+)
+async def test_tool_with_task(ctx: Context) -> str:
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    await ctx.continue_as_task()
+    await asyncio.sleep(0.2)
+    return f"Hello, {(answer.content or {}).get('name', 'stranger')}, from a task!"
 
 
 @server.prompt(description="Asks for context (InputRequiredResult) before it is rendered.")

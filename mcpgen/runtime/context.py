@@ -235,6 +235,17 @@ class Context:
         )
         return result.roots
 
+    # ------------------------------------------------------------ tasks extension
+
+    async def continue_as_task(self) -> None:
+        """In a tool declared ``task_start="explicit"`` (tasks extension): answer the
+        request with a task handle now and go on as that task; questions asked before
+        were InputRequiredResult rounds, questions after park the task. Anywhere else (no
+        task, or already one) it does nothing, and the tool simply goes on."""
+        begin = getattr(self.session, "continue_as_task", None)
+        if begin is not None:
+            await begin()
+
     @property
     def client_capabilities(self) -> dict[str, Any]:
         """What the client declared: at ``initialize`` (handshake era) or on this very

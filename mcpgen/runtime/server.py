@@ -100,6 +100,8 @@ from mcpgen.runtime.transport import Transport
 if TYPE_CHECKING:
     from mcpgen.runtime.http_server import McpHttpApp
     from mcpgen.runtime.stateless import StatelessServer
+    from mcpgen.runtime.task_store import TaskStore
+    from mcpgen.runtime.tasks import TaskManager, TaskStart, TaskSupport
     from mcpgen.runtime.uri_template import UriTemplate
 
 log = logging.getLogger("mcpgen")
@@ -130,6 +132,7 @@ class _Tool:
     definition: Tool
     returns: Any  # the return annotation, for checking structured output
     check_input: Callable[[Any], None] | None = None  # for a tool given an explicit input schema
+    task: tuple[TaskSupport, TaskStart] | None = None  # tasks extension: support, how the task starts
 
 
 @dataclass
@@ -194,6 +197,7 @@ class Server:
         state_key: bytes | str | None = None,
         cache: CacheHint | None = None,
         list_cache: dict[str, CacheHint] | None = None,
+        task_store: TaskStore | None = None,
     ) -> None:
         """``request_timeout`` bounds our requests to the client (sampling, elicitation);
         ``handler_timeout`` bounds each handler (-32603 when exceeded; a handler in a
@@ -209,7 +213,9 @@ class Server:
         of this process; several workers behind one endpoint need the same key);
         ``cache`` is the caching hint of every cacheable result (default: ``ttl_ms=0``,
         ``"private"``), ``list_cache`` overrides it per method (``"tools/list"``,
-        ``"server/discover"``, ...), and a resource may carry its own."""
+        ``"server/discover"``, ...), and a resource may carry its own; ``task_store`` keeps
+        the tasks of task-capable tools (default: in this process; see
+        :mod:`mcpgen.runtime.tasks`)."""
         self.info = Implementation(
             name=name,
             version=version,
@@ -240,6 +246,8 @@ class Server:
         self._stateless: StatelessServer | None = None
         self._declared: Declared | None = None
         self._tool_headers: dict[str, dict[str, str]] = {}
+        self._task_store = task_store
+        self._tasks: TaskManager | None = None
 
     # ------------------------------------------------------------ registration
 
@@ -258,6 +266,8 @@ class Server:
         meta: dict[str, Any] | None = None,
         input_schema: dict[str, Any] | None = None,
         blocking: bool | None = None,
+        task: TaskSupport | None = None,
+        task_start: TaskStart = "call",
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -271,14 +281,23 @@ class Server:
         meta: dict[str, Any] | None = None,
         input_schema: dict[str, Any] | None = None,
         blocking: bool | None = None,
+        task: TaskSupport | None = None,
+        task_start: TaskStart = "call",
     ) -> F | Callable[[F], F]:
         """Register a function as a tool (``@server.tool`` or ``@server.tool(...)``). Its
         parameters' type hints make the input schema; its return annotation, when it is
         structured data, the output schema. ``input_schema`` replaces the derived schema
         verbatim (arguments are then checked against it before the type hints convert
         them). ``blocking=False`` declares a plain ``def`` quick and non-blocking: it runs
-        on the event loop instead of the thread pool (see the module's docstring)."""
+        on the event loop instead of the thread pool (see the module's docstring).
+
+        ``task="optional"`` or ``"required"`` makes it a tasks-extension tool (SEP-2663):
+        a client declaring the extension gets a task handle at once and polls for the
+        result; ``task_start="explicit"`` runs it inside the request until it awaits
+        ``ctx.continue_as_task()`` (see :mod:`mcpgen.runtime.tasks`)."""
         fn, name = _bare(name, "tool", "its name")
+        if task not in (None, "optional", "required") or task_start not in ("call", "explicit"):
+            raise ValueError("task must be 'optional', 'required' or None, task_start 'call' or 'explicit'")
 
         def register(fn: F) -> F:
             sig = signature_of(_callable(fn, "tool"), inject_types=(Context,), content_types=_CONTENT_TYPES)
@@ -299,7 +318,9 @@ class Server:
                 meta=meta or UNSET,
             )
             returns = typing.get_type_hints(fn).get("return") if sig.output_schema is not None else None
-            self._tools[tool_name] = _Tool(fn, sig, _in_thread(sig, blocking), definition, returns, check)
+            self._tools[tool_name] = _Tool(
+                fn, sig, _in_thread(sig, blocking), definition, returns, check, (task, task_start) if task else None
+            )
             self._changed("tools")
             return fn
 
@@ -633,6 +654,24 @@ class Server:
                 return resource.cache
         return self.list_cache.get(method, self.cache)
 
+    @property
+    def tasks(self) -> TaskManager:
+        """The tasks extension's manager (made on first use, over ``task_store``)."""
+        if self._tasks is None:
+            from mcpgen.runtime.tasks import TaskManager
+
+            self._tasks = TaskManager(self, self._task_store)
+        return self._tasks
+
+    @property
+    def offers_tasks(self) -> bool:
+        """Whether any tool is task-capable (then discover declares the tasks extension)."""
+        return any(tool.task is not None for tool in list(self._tools.values()))
+
+    def task_support(self, name: str) -> tuple[TaskSupport, TaskStart] | None:
+        entry = self._tools.get(name)
+        return entry.task if entry is not None else None
+
     def tool_headers(self, name: str) -> dict[str, str]:
         """The tool's ``x-mcp-header`` annotations: argument -> header name."""
         found = self._tool_headers.get(name)
@@ -678,7 +717,10 @@ class Server:
         cancellation state belongs to a task of its own)."""
         entry = self._tools.get(params.name)
         if entry is not None and (
-            entry.in_thread or entry.signature.is_async or entry.signature.context_param is not None
+            entry.in_thread
+            or entry.signature.is_async
+            or entry.signature.context_param is not None
+            or entry.task is not None  # the tasks extension decides how it runs
         ):
             return NOT_NOW  # type: ignore[no-any-return]
         started = self._tool_call(params)

@@ -56,6 +56,8 @@ META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 Sink = Callable[[bytes], Awaitable[None]]
 """Where a request's own notifications go (progress, logs, listen events)."""
 
+# The tasks extension's methods (mcpgen.runtime.tasks): not in the core schema.
+_TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 # Status codes of the Streamable HTTP binding for errors the stateless era defines.
 _HTTP_STATUS = {
@@ -188,6 +190,8 @@ class StatelessServer:
                 f"Unsupported protocol version: {version!r}",
                 {"supported": list(SUPPORTED), "requested": version if isinstance(version, str) else str(version)},
             )
+        if method in _TASK_METHODS and self.server.offers_tasks:
+            return self.server.tasks.admit(self, env, raw, headers, sink)
         spec = self.table.get(method)
         if spec is None or spec.kind != "request" or not method_exists("c2s", method, version):
             raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -239,6 +243,12 @@ class StatelessServer:
             return self.result_frame(request, self.discover_result(), cache=self.server.cache_hint("server/discover"))
         if method == "subscriptions/listen":
             return await self.server.listeners.listen(self, request, params)
+        if method in _TASK_METHODS:
+            return await self.server.tasks.serve(self, request, params)
+        if method == "tools/call" and self.server.task_support(params.name) is not None:
+            frame = await self.server.tasks.call_tool(self, request, params)
+            if frame is not None:
+                return frame
         handler = getattr(self.server, self.table[method].handler)
         with self._serving(request, params):
             result = await handler(params)
@@ -247,6 +257,8 @@ class StatelessServer:
     def dispatch_now(self, request: StatelessRequest, params: Any) -> bytes | None:
         """:meth:`dispatch` on the spot, when the server has a synchronous handler for the
         method and it answers this request at once; None when it must be awaited."""
+        if request.method in _TASK_METHODS:
+            return None
         immediate = self.server.immediate_handler(self.table[request.method].handler)
         if immediate is None:
             return None
@@ -302,6 +314,10 @@ class StatelessServer:
             "supportedVersions": list(SUPPORTED),
             "capabilities": msgspec.to_builtins(self.server.capabilities()),
         }
+        if self.server.offers_tasks:
+            from mcpgen.runtime.tasks import TASKS_EXTENSION
+
+            result["capabilities"].setdefault("extensions", {})[TASKS_EXTENSION] = {}
         if self.server.instructions:
             result["instructions"] = self.server.instructions
         return result

@@ -62,7 +62,7 @@ class TaskRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     ``input_requests`` are the questions still open (key -> ``{method, params}``, as
     ``tasks/get`` shows them); ``input_responses`` the answers ``tasks/update`` delivered
-    that the runner has not taken yet. ``result`` is the tool's CallToolResult as JSON
+    that the runner has not taken yet. ``result`` is the tool's CallToolResult as JSON data
     (inlined by ``tasks/get`` when ``completed``); ``error`` the JSON-RPC error object of a
     ``failed`` task. ``owner`` is the principal that created the task (None where the
     server knows none); ``revision`` grows on every write so no two writes encode alike.
@@ -77,7 +77,7 @@ class TaskRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     status_message: str | None = None
     tool: str = ""
     owner: str | None = None
-    result: msgspec.Raw | None = None
+    result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     input_requests: dict[str, Any] = {}
     input_responses: dict[str, Any] = {}
