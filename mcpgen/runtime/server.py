@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from mcpgen.generated import (
     AudioContent,
@@ -62,6 +62,7 @@ from mcpgen.generated import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
+    MethodSpec,
     PaginatedRequestParams,
     Prompt,
     PromptArgument,
@@ -99,6 +100,7 @@ from mcpgen.runtime.transport import Transport
 
 if TYPE_CHECKING:
     from mcpgen.runtime.http_server import McpHttpApp
+    from mcpgen.runtime.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
     from mcpgen.runtime.stateless import StatelessServer
     from mcpgen.runtime.task_store import TaskStore
     from mcpgen.runtime.tasks import TaskManager, TaskStart, TaskSupport
@@ -248,6 +250,11 @@ class Server:
         self._tool_headers: dict[str, dict[str, str]] = {}
         self._task_store = task_store
         self._tasks: TaskManager | None = None
+        # Extensions (SEP-2133): their settings, declared under capabilities.extensions in
+        # both eras, and the requests they add (served in both eras, as the core's are).
+        self.extensions: dict[str, dict[str, Any]] = {}
+        self.extension_methods: dict[str, MethodSpec] = {}
+        self._skills: SkillSet | None = None
 
     # ------------------------------------------------------------ registration
 
@@ -456,6 +463,66 @@ class Server:
 
         return register(fn) if fn is not None else register
 
+    def skills(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        directory_read: bool = True,
+        page_size: int | None = None,
+    ) -> None:
+        """Serve the Agent Skills under ``root`` (the skills extension, SEP-2640): each
+        directory holding a ``SKILL.md`` is a skill, listed by ``skills/list``, described
+        by ``skills/get`` (its frontmatter and every file's digest and size), and its
+        files are ``skill://<prefix/><path>`` resources (each SKILL.md also listed by
+        ``resources/list``). ``directory_read`` adds ``resources/directory/read``;
+        ``page_size`` (default: the server's) bounds both listings. What is served follows
+        the files on disk, request by request, and paths that would leave ``root`` are
+        refused as for :meth:`directory`; see :mod:`mcpgen.runtime.skills`."""
+        from mcpgen.runtime.skill_format import EXTENSION, SCHEME
+        from mcpgen.runtime.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
+
+        if self._skills is not None:
+            raise ValueError("this server already serves a skills directory")
+        require("yaml", "skills", "Serving skills")
+        skill_set = SkillSet(root, prefix=prefix, page_size=page_size or self.page_size)
+        self._skills = skill_set
+        template = _uri_template(SCHEME + (f"{skill_set.prefix}/" if skill_set.prefix else "") + "{+path}")
+
+        def read(path: str) -> Any:  # file I/O: runs in the thread pool
+            full = f"{skill_set.prefix}/{path}" if skill_set.prefix else path
+            uri, data, mime = skill_set.read(full)
+            return to_contents(uri, _text_or_bytes(data), mime)
+
+        definition = ResourceTemplate(uri_template=template.template, name="skills")
+        self._templates.append(_Template(read, signature_of(read), True, template, definition))
+        methods: list[tuple[str, type, bool, str]] = [
+            ("skills/list", ListSkillsParams, False, "list_skills"),
+            ("skills/get", GetSkillParams, True, "get_skill"),
+        ]
+        if directory_read:
+            methods.append(("resources/directory/read", ReadDirectoryParams, True, "read_directory"))
+        for method, params_type, required, handler in methods:
+            self.add_extension_method(
+                MethodSpec(
+                    method, "request", "c2s", params_type, required, dict[str, Any], None, handler, cacheable=True
+                )
+            )
+        self.declare_extension(EXTENSION, {"directoryRead": True} if directory_read else {})
+        self._changed("resources")
+
+    def declare_extension(self, identifier: str, settings: dict[str, Any] | None = None) -> None:
+        """Declare an extension under ``capabilities.extensions`` (its settings inline)."""
+        self.extensions[identifier] = dict(settings or {})
+        self._declared = None
+
+    def add_extension_method(self, spec: MethodSpec) -> None:
+        """Serve a request an extension adds, in both eras: ``spec.handler`` names this
+        server's coroutine for it, ``spec.params_type`` decodes its params."""
+        self.extension_methods[spec.method] = spec
+        if self._stateless is not None:
+            self._stateless.table[spec.method] = spec
+
     def directory(
         self, root: str | os.PathLike[str], *, uri_prefix: str = "file:///", name: str = "files", listed: bool = True
     ) -> None:
@@ -612,16 +679,17 @@ class Server:
     # ------------------------------------------------------------ capabilities
 
     def capabilities(self) -> ServerCapabilities:
-        return msgspec.convert(
-            {
-                "logging": {},
-                "completions": {},
-                "tools": {"listChanged": True},
-                "resources": {"subscribe": True, "listChanged": True},
-                "prompts": {"listChanged": True},
-            },
-            ServerCapabilities,
-        )
+        declared: dict[str, Any] = {
+            "logging": {},
+            "completions": {},
+            "tools": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+            "prompts": {"listChanged": True},
+        }
+        if not self.extensions:
+            return msgspec.convert(declared, ServerCapabilities)
+        declared["extensions"] = self.extensions
+        return msgspec.convert(declared, _ExtendedCapabilities)
 
     @property
     def declared(self) -> Declared:
@@ -790,7 +858,11 @@ class Server:
         return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
 
     async def list_resources(self, params: PaginatedRequestParams) -> ListResourcesResult:
-        page, cursor = self._page([r.definition for r in list(self._resources.values())], params.cursor)
+        listed = [r.definition for r in list(self._resources.values())]
+        if self._skills is not None:  # each SKILL.md, as the files are now
+            found = await self.threads.run(self._skills.resources, {}, Context.current(), "skills")
+            listed += msgspec.convert(found, list[Resource])
+        page, cursor = self._page(listed, params.cursor)
         return ListResourcesResult(resources=page, next_cursor=cursor)
 
     async def list_resource_templates(self, params: PaginatedRequestParams) -> ListResourceTemplatesResult:
@@ -865,6 +937,31 @@ class Server:
 
     async def set_level(self, params: SetLevelRequestParams) -> dict[str, Any]:
         return {}  # the session records the level
+
+    # The skills extension (Server.skills): the catalog is read from disk, in the thread pool.
+
+    async def list_skills(self, params: ListSkillsParams) -> dict[str, Any]:
+        kwargs = {"cursor": params.cursor}
+        found: dict[str, Any] = await self.threads.run(self._skill_set().list_page, kwargs, Context.current(), "skills")
+        return found
+
+    async def get_skill(self, params: GetSkillParams) -> dict[str, Any]:
+        found: dict[str, Any] = await self.threads.run(
+            self._skill_set().get, {"uri": params.uri}, Context.current(), "skills"
+        )
+        return found
+
+    async def read_directory(self, params: ReadDirectoryParams) -> dict[str, Any]:
+        kwargs = {"uri": params.uri, "cursor": params.cursor}
+        found: dict[str, Any] = await self.threads.run(
+            self._skill_set().read_directory, kwargs, Context.current(), "resources/directory/read"
+        )
+        return found
+
+    def _skill_set(self) -> SkillSet:
+        if self._skills is None:
+            raise NotImplementedError("no skills are served")
+        return self._skills
 
     # ------------------------------------------------------------ plumbing
 
@@ -1060,6 +1157,21 @@ def _reader(base: Path, relative: str, uri: str) -> Callable[[], Any]:
         return to_contents(uri, read_file(found), guess_mime(found))
 
     return read
+
+
+def _text_or_bytes(data: bytes) -> str | bytes:
+    """Text when the bytes are UTF-8, else the bytes (as files.read_file reads a file)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+class _ExtendedCapabilities(ServerCapabilities, kw_only=True):
+    """The handshake era's capabilities with the ``extensions`` member of SEP-2133 (its
+    schema allows members it does not name; the stateless era's names it)."""
+
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
 
 
 def _text(value: str | None) -> Any:

@@ -64,6 +64,9 @@ class ServerSession(HandshakeSession, ServerCalls):
         self.era: Era | None = None  # chosen by the first request
         # Stateless-era requests beyond max_concurrency, waiting for a slot (in order).
         self._waiting: dict[RequestId, Envelope] = {}
+        extra = getattr(self.handlers, "extension_methods", None)
+        if extra:  # requests the server's extensions add (skills/list, ...)
+            self.incoming = {**self.incoming, **extra}
 
     # ------------------------------------------------------------ era
 

@@ -104,7 +104,8 @@ class StatelessServer:
     def __init__(self, server: Server) -> None:
         self.server = server
         self.package = bindings(LATEST_STATELESS)
-        self.table = self.package.CLIENT_TO_SERVER
+        # The core's requests, and those the server's extensions add (Server.add_extension_method).
+        self.table = {**self.package.CLIENT_TO_SERVER, **server.extension_methods}
         # The handlers are written against the handshake era's types (isinstance checks
         # included): params are checked against this era's schema, then handed over as
         # those types. Both eras spell the fields the handlers read alike.
@@ -193,7 +194,11 @@ class StatelessServer:
         if method in _TASK_METHODS and self.server.offers_tasks:
             return self.server.tasks.admit(self, env, raw, headers, sink)
         spec = self.table.get(method)
-        if spec is None or spec.kind != "request" or not method_exists("c2s", method, version):
+        if (
+            spec is None
+            or spec.kind != "request"
+            or (not method_exists("c2s", method, version) and method not in self.server.extension_methods)
+        ):
             raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
         if spec.capability is not None and not self.server.declares(spec.capability.removeprefix("server.")):
             raise Refused(METHOD_NOT_FOUND, f"Method not found: {method} ({spec.capability} not offered)")
