@@ -5,6 +5,7 @@ cost of the HTTP layer is most of what a small MCP call costs."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -29,9 +30,16 @@ class HttpError(Exception):
 
 
 def accepts(accept: str, media: str) -> bool:
-    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    kinds = _media_kinds(accept)
     major = media.split("/")[0]
     return media in kinds or "*/*" in kinds or f"{major}/*" in kinds
+
+
+@functools.lru_cache(maxsize=64)
+def _media_kinds(accept: str) -> frozenset[str]:
+    # A client sends the same Accept on every request: parsed once (bounded, so a peer
+    # varying it only costs the parse).
+    return frozenset(part.split(";")[0].strip().lower() for part in accept.split(","))
 
 
 async def read_body(receive: Receive, limit: int) -> bytes:

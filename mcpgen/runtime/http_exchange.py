@@ -92,9 +92,13 @@ async def post(
             return
         await respond(send, 202, b"")
         return
-    queue: asyncio.Queue[Any] = asyncio.Queue()
+    # Made when first needed: most requests are answered on the spot, sending nothing first.
+    queue: asyncio.Queue[Any] | None = None
 
     async def sink(frame: bytes) -> None:
+        nonlocal queue
+        if queue is None:
+            queue = asyncio.Queue()
         queue.put_nowait(frame)
 
     answer = server.stateless.handle_now(env, sink=sink, headers=headers)
@@ -118,24 +122,28 @@ async def post(
             await respond(send, 200, busy)
         return
 
+    if queue is None:
+        queue = asyncio.Queue()
+    frames = queue
+
     async def run() -> tuple[bytes, int | None]:
         try:
             return await pending
         finally:
             if gate is not None:
                 gate.leave()
-            queue.put_nowait(_END)
+            frames.put_nowait(_END)
 
     task = asyncio.ensure_future(run())
     try:
-        first = await _next(queue, disconnected)
+        first = await _next(frames, disconnected)
         if first is None:
             return  # the client went away before anything was sent
         if first is _END:
             frame, code = task.result()
             await respond(send, 200 if code is None else http_status(code), frame)
             return
-        await _stream(first, queue, task, disconnected, send)
+        await _stream(first, frames, task, disconnected, send)
     finally:
         disconnected.cancel()
         if not task.done():
