@@ -11,6 +11,7 @@ import asyncio
 import base64
 import json
 import struct
+from pathlib import Path
 from typing import Any
 
 from mcpgen import Context, Server
@@ -448,6 +449,10 @@ def test_prompt_with_image() -> list[PromptMessage]:
 @server.completion(prompt="test_prompt_with_arguments", argument="arg1")
 def complete_arg1(value: str, arguments: dict[str, str]) -> list[str]:
     return [v for v in ("test1", "test2", "testing") if v.startswith(value)]
+
+
+# The skills extension (SEP-2640): our sample skills, with resources/directory/read.
+server.skills(Path(__file__).parent / "skills")
 
 
 def main() -> None:
