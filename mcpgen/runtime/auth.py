@@ -361,8 +361,9 @@ class OAuthClient(httpx.Auth):
     redirect to this machine (loopback or a private scheme) and ``web`` otherwise.
     ``dpop``: ``auto`` asks for DPoP-bound tokens when the authorization server lists ES256
     in ``dpop_signing_alg_values_supported``, ``always`` whatever it lists, ``never`` not at
-    all; ``dpop_key`` is the key to bind them to (a new one per client otherwise: tokens
-    kept beyond the process need their key kept with them).
+    all; ``dpop_key`` is the key to bind them to, or a function giving it when first needed
+    (a new one per client otherwise: tokens kept beyond the process need their key kept
+    with them).
     """
 
     def __init__(
@@ -381,7 +382,7 @@ class OAuthClient(httpx.Auth):
         offline_access: bool = True,
         application_type: Literal["native", "web"] | None = None,
         dpop: DPoPMode = "auto",
-        dpop_key: DPoPKey | None = None,
+        dpop_key: DPoPKey | Callable[[], DPoPKey] | None = None,
     ) -> None:
         self.server_url = canonical_resource(server_url) if server_url else None
         self.grant = grant
@@ -402,7 +403,8 @@ class OAuthClient(httpx.Auth):
         self.dpop_mode: DPoPMode = dpop
         # The key is made when first needed (a P-256 key pair costs about a millisecond);
         # one per client, so every token it obtains is bound to the same key.
-        self._dpop: DPoP | None = DPoP(dpop_key) if dpop_key is not None else None
+        self._dpop: DPoP | None = DPoP(dpop_key) if isinstance(dpop_key, DPoPKey) else None
+        self._dpop_key_source = dpop_key if callable(dpop_key) else None
 
     # ------------------------------------------------------------ httpx.Auth
 
@@ -418,10 +420,12 @@ class OAuthClient(httpx.Auth):
         self._note_nonce(response)
         renewals, nonce_retried = 0, False
         while True:
-            if token is not None and token.token_type == "DPoP" and not nonce_retried and nonce_challenge(response):
+            if token is not None and token.token_type == "DPoP" and nonce_challenge(response):
                 # RFC 9449 section 9: the same request again, its fresh proof with the
-                # nonce just handed out (noted above); once, so a server that keeps
-                # refusing ends here rather than in a loop.
+                # nonce just handed out (noted above); once: a server that refuses its own
+                # nonce has its 401 go to the caller (the token is fine: no renewal).
+                if nonce_retried:
+                    return
                 nonce_retried = True
                 await response.aread()
                 self._present(request, token)
@@ -461,7 +465,7 @@ class OAuthClient(httpx.Auth):
 
     def _dpop_signer(self) -> DPoP:
         if self._dpop is None:
-            self._dpop = DPoP()
+            self._dpop = DPoP(self._dpop_key_source() if self._dpop_key_source is not None else None)
         return self._dpop
 
     def _uses_dpop(self, discovery: _Discovery) -> bool:
