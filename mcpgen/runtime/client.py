@@ -62,6 +62,15 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.client_listen import Listener, subscription_filter
 from mcpgen.runtime.client_session import ClientSession
+from mcpgen.runtime.client_skills import (
+    DirectoryPage,
+    LoadedSkill,
+    SkillEntry,
+    SkillResult,
+    SkillsPage,
+)
+from mcpgen.runtime.client_skills import load as load_skill
+from mcpgen.runtime.client_skills import load_file as load_skill_file
 from mcpgen.runtime.client_stateless import StatelessCallToolResult
 from mcpgen.runtime.client_tasks import (
     TASKS_META,
@@ -570,6 +579,42 @@ class Client:
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         return await self.session.read_resource(uri=uri)
+
+    # ------------------------------------------------------------ skills (SEP-2640)
+
+    async def list_skills(self) -> list[SkillEntry]:
+        """Every skill the server lists (``skills/list``, all pages). No skill file is
+        read: the entries carry what a listing needs (see :mod:`mcpgen.runtime.client_skills`)."""
+
+        async def page(cursor: Any) -> SkillsPage:
+            params = {"cursor": cursor} if cursor is not UNSET else {}
+            return await self.session.send_request("skills/list", params, SkillsPage)
+
+        return await self._all_pages(page, "skills")
+
+    async def get_skill(self, uri: str) -> SkillEntry:
+        """The entry of the skill whose SKILL.md is at ``uri`` (``skills/get``), listed or not."""
+        return (await self.session.send_request("skills/get", {"uri": uri}, SkillResult)).skill
+
+    async def read_skill(self, entry: SkillEntry) -> LoadedSkill:
+        """Load a skill: read its SKILL.md and check it against ``entry`` (size, digest,
+        frontmatter), raising :class:`SkillVerificationError` on any difference."""
+        return await load_skill(entry, self.read_resource)
+
+    async def read_skill_file(self, skill: LoadedSkill, path: str) -> str | bytes:
+        """Read a file of a loaded skill (relative to its root, or a full URI), checked
+        against the skill's entry; a file the entry does not list is refused."""
+        return await load_skill_file(skill, path, self.read_resource)
+
+    async def read_directory(self, uri: str) -> list[dict[str, Any]]:
+        """The direct children of a directory resource (``resources/directory/read``, all
+        pages; servers declaring the skills extension with ``directoryRead``)."""
+
+        async def page(cursor: Any) -> DirectoryPage:
+            params = {"uri": uri, "cursor": cursor} if cursor is not UNSET else {"uri": uri}
+            return await self.session.send_request("resources/directory/read", params, DirectoryPage)
+
+        return await self._all_pages(page, "resources")
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
         return await self.session.get_prompt(name=name, arguments=arguments if arguments is not None else UNSET)
