@@ -33,6 +33,7 @@ from mcpgen.generated import (
     TextContent,
 )
 from mcpgen.runtime.auth import ClientInfo, CrossAppAccess, OAuthClient, OAuthError, WorkloadIdentity
+from mcpgen.runtime.client_skills import SkillVerificationError
 from mcpgen.runtime.errors import McpError
 
 # The harness's stand-in for this client's metadata document (used when the AS supports CIMD).
@@ -182,6 +183,26 @@ async def schema_echo(url: str) -> None:
         log(result)
 
 
+async def skills_listed(url: str) -> None:
+    """sep-2640-client-no-prefetch: list the skills; no skill is loaded, so no file is read."""
+    async with Client.http(url) as client:
+        for entry in await client.list_skills():
+            log(entry.uri, entry.description)
+
+
+async def skills_loaded(url: str) -> None:
+    """sep-2640-client-verify-*: list the skills, then load each and read the files it
+    lists, each checked against the entry; a tampered SKILL.md is refused
+    (SkillVerificationError) before any other file of its skill is read."""
+    async with Client.http(url) as client:
+        for entry in await client.list_skills():
+            skill = await client.read_skill(entry)
+            for file in entry.resources if isinstance(entry.resources, list) else []:
+                if file.uri != entry.uri:
+                    await client.read_skill_file(skill, file.uri)
+            log("loaded", entry.uri)
+
+
 def oauth(scenario: str, context: dict[str, Any]) -> OAuthClient:
     """The OAuth set-up a real client would have for the scenario's server."""
     if scenario.startswith("auth/client-credentials-"):
@@ -231,6 +252,10 @@ SCENARIOS: dict[str, Callable[[str], Coroutine[Any, Any, None]]] = {
     "http-invalid-tool-headers": invalid_tool_headers,
     "json-schema-ref-no-deref": list_only,
     "json-schema-2020-12-preservation": schema_echo,
+    "sep-2640-client-no-prefetch": skills_listed,
+    "sep-2640-client-verify-digest": skills_loaded,
+    "sep-2640-client-verify-size": skills_loaded,
+    "sep-2640-client-verify-frontmatter": skills_loaded,
 }
 
 
@@ -247,6 +272,9 @@ def main() -> int:
         return 1
     except McpError as exc:
         log(f"the server refused: {exc}")
+        return 1
+    except SkillVerificationError as exc:
+        log(exc)
         return 1
     return 0
 
