@@ -392,6 +392,14 @@ def call(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Say which protocol era and version were spoken (stderr).")
     ] = False,
+    no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--no-auth",
+            help="Never sign in: a server answering 401 is reported as such. (-H 'Authorization: Bearer TOKEN' "
+            "sends a token of your own instead.)",
+        ),
+    ] = False,
     debug: Debug = False,
 ) -> None:
     """Call any MCP server: list it, or use a tool, resource or prompt.
@@ -400,6 +408,11 @@ def call(
     server's stderr (--quiet hides it). Exit codes: 0 done, 1 the tool reported an
     error, 2 bad usage, or the server could not be reached, went away or answered
     with an error.
+
+    A Streamable HTTP server that answers 401 gets you signed in: the OAuth sign-in
+    page opens in your browser (its URL is printed too), and the tokens are kept,
+    per authorization server and readable only by you, in mcpgen's config directory
+    (oauth.json), refreshed when they expire.
 
     Examples:
       mcpgen call "python server.py"            # list tools, resources, prompts
@@ -428,6 +441,7 @@ def call(
                     quiet,
                     era=era,
                     verbose=verbose,
+                    no_auth=no_auth,
                 )
             )
         except CallError as exc:

@@ -9,7 +9,7 @@ import re
 import shlex
 import textwrap
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from rich.console import Console
@@ -21,6 +21,11 @@ from mcpgen.runtime.errors import McpError
 from mcpgen.runtime.stdio import ProcessTransport
 from mcpgen.runtime.transport import Transport
 from mcpgen.runtime.versions import era_of
+
+if TYPE_CHECKING:
+    import httpx
+
+    from mcpgen.cli_signin import CliAuth
 
 TransportName = Literal["auto", "stdio", "http", "sse"]
 TRANSPORTS = ("auto", "stdio", "http", "sse")
@@ -147,12 +152,13 @@ def connect(
     quiet: bool,
     on_log: Callable[[LoggingMessageNotificationParams], None],
     era: str = "auto",
+    auth: httpx.Auth | None = None,
 ) -> Connection:
     # on_log: the user sees logs, so the client asks for them (stateless era: a level
     # named in each request's _meta; without one the server sends none).
     options: dict[str, Any] = {"request_timeout": timeout, "on_log": on_log, "era": era}
     if transport == "http":
-        return Connection(Client.http(target, headers=_headers(headers), **options), [])
+        return Connection(Client.http(target, headers=_headers(headers), auth=auth, **options), [])
     if transport == "sse":
         return Connection(Client.sse(target, headers=_headers(headers), **options), [])
     words = shlex.split(target)
@@ -199,12 +205,25 @@ async def open_connection(
     quiet: bool,
     on_log: Callable[[LoggingMessageNotificationParams], None],
     era: str = "auto",
+    signin: CliAuth | None = None,
 ) -> Connection:
     chosen = pick_transport(target, transport)
-    connection = connect(target, chosen, headers, timeout, quiet, on_log, era)
+    oauth = signin.oauth if signin is not None and chosen == "http" else None
+    connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth)
     try:
-        await connection.client.open()
+        try:
+            await connection.client.open()
+        except _sign_in_required() as needed:
+            # The server answered 401 and no stored token could be refreshed: the user
+            # signs in (outside the requests' timeouts), then the client starts afresh.
+            if signin is None:
+                raise needed
+            await signin.sign_in(timeout)
+            connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth)
+            await connection.client.open()
         return connection
+    except _oauth_error() as exc:
+        raise CallError(f"cannot sign in to {target}: {one_line(str(exc))}") from None
     except (OSError, McpError, ConnectionError) as exc:
         if chosen == "http" and transport == "auto" and _http_status(exc) in _SSE_FALLBACK:
             legacy = connect(target, "sse", headers, timeout, quiet, on_log, era)
@@ -214,6 +233,42 @@ async def open_connection(
             except (OSError, McpError, ConnectionError):
                 pass  # not a legacy endpoint either: report the first failure
         raise CallError(f"cannot connect to {target}: {await connection.explain(exc)}") from None
+
+
+def _sign_in_required() -> type[Exception]:
+    """SignInRequired, or an exception nothing raises without the auth extra."""
+    try:
+        from mcpgen.cli_signin import SignInRequired
+    except ImportError:
+        return _NeverRaised
+    return SignInRequired
+
+
+def _oauth_error() -> type[Exception]:
+    try:
+        from mcpgen.runtime.auth import OAuthError
+    except ImportError:
+        return _NeverRaised
+    return OAuthError
+
+
+class _NeverRaised(Exception):
+    pass
+
+
+def cli_auth(target: str, transport: str, headers: list[str], no_auth: bool, err: Console) -> CliAuth | None:
+    """Sign-in for a Streamable HTTP URL, unless told not to (``--no-auth``), given a token
+    (``-H "Authorization: Bearer ..."``), or without the auth extra (a 401 is then
+    reported as such)."""
+    if no_auth or pick_transport(target, transport) != "http":
+        return None
+    if any(name.strip().lower() == "authorization" for name in _headers(headers)):
+        return None
+    try:
+        from mcpgen.cli_signin import CliAuth
+    except ImportError:
+        return None
+    return CliAuth(target, lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
 
 
 # ---------------------------------------------------------------- running
@@ -232,12 +287,20 @@ async def run_call(
     quiet: bool = False,
     era: str = "auto",
     verbose: bool = False,
+    no_auth: bool = False,
 ) -> int:
     """List, or do one thing; the exit code (0 done, 1 the tool reported an error)."""
     if action and (len(action) != 2 or action[0] not in ("tool", "read", "prompt")):
         raise CallError("say `tool NAME`, `read URI` or `prompt NAME` (or nothing, to list)")
     check_era(era)
-    connection = await open_connection(target, transport, headers, timeout, quiet, lambda p: _show_log(p, err), era)
+    signin = cli_auth(target, transport, headers, no_auth, err)
+    try:
+        connection = await open_connection(
+            target, transport, headers, timeout, quiet, lambda p: _show_log(p, err), era, signin
+        )
+    finally:
+        if signin is not None:
+            signin.close()  # the loopback listener: a sign-in happens only while connecting
     client = connection.client
     if verbose:
         err.print(spoken(client), markup=False, highlight=False)
@@ -247,6 +310,8 @@ async def run_call(
         raise CallError(f"the server answered with error {exc.code}: {one_line(exc.message)}") from None
     except ConnectionError as exc:
         raise CallError(await connection.explain(exc)) from None
+    except _oauth_error() as exc:  # the token ran out mid-way and could not be refreshed
+        raise CallError(f"authorization failed: {one_line(str(exc))}; run the command again to sign in") from None
     finally:
         await client.close()
 
