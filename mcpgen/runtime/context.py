@@ -39,6 +39,7 @@ from mcpgen.generated import (
     decode,
     encode,
 )
+from mcpgen.runtime.auth_info import AuthInfo, current_auth
 from mcpgen.runtime.session import RequestContext, current_request
 
 if TYPE_CHECKING:
@@ -90,6 +91,13 @@ class Context:
     def meta(self) -> dict[str, Any]:
         meta = self.request.meta
         return meta if isinstance(meta, dict) else {}
+
+    @property
+    def auth(self) -> AuthInfo | None:
+        """Who this request acts for, on a server protected with ``Server(auth=...)``: the
+        verified access token's subject, client, scopes and claims (never the token).
+        None on an unprotected server, and over stdio."""
+        return current_auth.get()
 
     # ------------------------------------------------------------ cancellation
 

@@ -34,6 +34,7 @@ from mcpgen.runtime.asgi import refuse_unreadable as _refuse_unreadable
 from mcpgen.runtime.asgi import respond as _respond
 from mcpgen.runtime.asgi import sse_headers as _sse_headers
 from mcpgen.runtime.asgi import wait_disconnect as _wait_disconnect
+from mcpgen.runtime.auth_info import current_owner
 from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.event_store import EventStore, MemoryEventStore
 from mcpgen.runtime.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
@@ -185,6 +186,7 @@ class McpHttpApp:
         self.sessions: dict[str, _Live] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._legacy: Any = None
+        self.guard = server.auth  # OAuth (mcpgen.runtime.resource_auth), or None
         # Stateless-era requests have no session to bound them: the app bounds them all.
         self.slots = http_exchange.Slots(server.session_options["max_concurrency"])
         if options.legacy_sse:
@@ -195,6 +197,14 @@ class McpHttpApp:
     # ------------------------------------------------------------ ASGI entry
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.guard is not None and scope["type"] == "http":
+            # A protected server: the OAuth layer serves the metadata and the refusals,
+            # and passes on what it admits with the verified token as current_auth.
+            await self.guard(scope, receive, send, self._serve)
+            return
+        await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
@@ -297,6 +307,9 @@ class McpHttpApp:
         except FrameDropped as exc:
             await _refuse_unreadable(send, exc)
             return
+        if self.guard is not None and (refusal := self.guard.denied(env)) is not None:
+            await refusal.send(send)  # 403 insufficient_scope: the tool's (resource's, prompt's) own scopes
+            return
         if modern:
             await http_exchange.post(self.server, env, headers, receive, send, self.slots)
             return
@@ -314,6 +327,10 @@ class McpHttpApp:
             if found is None:
                 raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
             live = found
+        if live.extra.setdefault("owner", current_owner()) != current_owner():
+            # A protected session answers only whoever opened it: someone else's token
+            # with its id finds nothing (the id alone is no credential).
+            raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
         live.transport.last_active = time.monotonic()
         if version is not None:
             live.protocol_version = version
@@ -506,6 +523,10 @@ class McpHttpApp:
             raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
         live = self.sessions.get(session_id)
         if live is None:
+            raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
+        if live.extra.setdefault("owner", current_owner()) != current_owner():
+            # A protected session answers only whoever opened it: someone else's token
+            # with its id finds nothing (the id alone is no credential).
             raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
         live.transport.last_active = time.monotonic()
         return live

@@ -26,6 +26,7 @@ from mcpgen.runtime.asgi import (
     sse_headers,
     wait_disconnect,
 )
+from mcpgen.runtime.auth_info import current_owner
 from mcpgen.runtime.framing import FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server_session import ServerSession
 
@@ -41,6 +42,7 @@ class LegacyTransport:
         self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.closed = False
+        self.owner = current_owner()  # on a protected server, whose token opened the stream
 
     async def receive(self) -> bytes | None:
         return await self.inbox.get()
@@ -71,16 +73,20 @@ class LegacySseEndpoints:
         elif path == MESSAGES_PATH and scope["method"] == "POST":
             query = parse_qs(scope.get("query_string", b"").decode())
             transport = self.sessions.get((query.get("session_id") or [""])[0])
-            if transport is None:
+            if transport is None or transport.owner != current_owner():
                 raise HttpError(404, "Not Found: unknown session")
             body = await read_body(receive, self.app.options.max_body)
             try:
-                decode_envelope(body)
+                env = decode_envelope(body)
             except FrameError as exc:
                 await respond(send, 400, error_frame(exc.code, exc.message, exc.id))
                 return
             except FrameDropped as exc:
                 await refuse_unreadable(send, exc)
+                return
+            guard = self.app.guard
+            if guard is not None and (refusal := guard.denied(env)) is not None:
+                await refusal.send(send)  # 403 insufficient_scope for what this message calls
                 return
             transport.inbox.put_nowait(body)
             await respond(send, 202, b"Accepted", b"text/plain")

@@ -100,6 +100,7 @@ from mcpgen.runtime.transport import Transport
 
 if TYPE_CHECKING:
     from mcpgen.runtime.http_server import McpHttpApp
+    from mcpgen.runtime.resource_auth import BearerAuth
     from mcpgen.runtime.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
     from mcpgen.runtime.stateless import StatelessServer
     from mcpgen.runtime.task_store import TaskStore
@@ -199,6 +200,7 @@ class Server:
         state_key: bytes | str | None = None,
         cache: CacheHint | None = None,
         list_cache: dict[str, CacheHint] | None = None,
+        auth: BearerAuth | None = None,
         task_store: TaskStore | None = None,
     ) -> None:
         """``request_timeout`` bounds our requests to the client (sampling, elicitation);
@@ -248,6 +250,13 @@ class Server:
         self._stateless: StatelessServer | None = None
         self._declared: Declared | None = None
         self._tool_headers: dict[str, dict[str, str]] = {}
+        # OAuth (HTTP only; mcpgen.runtime.resource_auth): the scopes each tool, resource,
+        # prompt or template declares, checked before its handler runs.
+        self._scopes: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._template_scopes: dict[int, tuple[str, ...]] = {}  # id(UriTemplate) -> scopes
+        self.auth = auth
+        if auth is not None:
+            auth.attach(self)
         self._task_store = task_store
         self._tasks: TaskManager | None = None
         # Extensions (SEP-2133): their settings, declared under capabilities.extensions in
@@ -273,6 +282,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         input_schema: dict[str, Any] | None = None,
         blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
     ) -> Callable[[F], F]: ...
@@ -288,6 +298,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         input_schema: dict[str, Any] | None = None,
         blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
     ) -> F | Callable[[F], F]:
@@ -324,6 +335,7 @@ class Server:
                 icons=icons or UNSET,
                 meta=meta or UNSET,
             )
+            self._declare_scopes("tools/call", tool_name, scopes)
             returns = typing.get_type_hints(fn).get("return") if sig.output_schema is not None else None
             self._tools[tool_name] = _Tool(
                 fn, sig, _in_thread(sig, blocking), definition, returns, check, (task, task_start) if task else None
@@ -360,6 +372,7 @@ class Server:
         size: int | None = None,
         icons: list[Icon] | None = None,
         blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def resource(
@@ -374,6 +387,7 @@ class Server:
         icons: list[Icon] | None = None,
         blocking: bool | None = None,
         cache: CacheHint | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a function that returns the contents of the resource at ``uri``
         (``str`` for text, ``bytes`` for binary, or resource contents). Bare, as
@@ -400,6 +414,7 @@ class Server:
                 icons=icons or UNSET,
             )
             self._resources[resource_uri] = _Resource(fn, sig, _in_thread(sig, blocking), definition, cache)
+            self._declare_scopes("resources/read", resource_uri, scopes)
             self._changed("resources")
             return fn
 
@@ -418,6 +433,7 @@ class Server:
         description: str | None = None,
         mime_type: str | None = None,
         blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def resource_template(
@@ -429,6 +445,7 @@ class Server:
         description: str | None = None,
         mime_type: str | None = None,
         blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a function serving every URI that matches an RFC 6570 template; the
         template's variables are passed as keyword arguments. Bare, as
@@ -458,6 +475,8 @@ class Server:
                 mime_type=mime_type or UNSET,
             )
             self._templates.append(_Template(fn, sig, _in_thread(sig, blocking), template, definition))
+            if scopes:
+                self._template_scopes[id(template)] = tuple(scopes)
             self._changed("resources")
             return fn
 
@@ -564,6 +583,7 @@ class Server:
         description: str | None = None,
         icons: list[Icon] | None = None,
         blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -574,6 +594,7 @@ class Server:
         description: str | None = None,
         icons: list[Icon] | None = None,
         blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a prompt (``@server.prompt`` or ``@server.prompt(...)``): a function
         of string arguments returning text, messages or a ``GetPromptResult``.
@@ -601,6 +622,7 @@ class Server:
                 icons=icons or UNSET,
             )
             self._prompts[prompt_name] = _Prompt(fn, sig, _in_thread(sig, blocking), definition)
+            self._declare_scopes("prompts/get", prompt_name, scopes)
             self._changed("prompts")
             return fn
 
@@ -739,6 +761,42 @@ class Server:
     def task_support(self, name: str) -> tuple[TaskSupport, TaskStart] | None:
         entry = self._tools.get(name)
         return entry.task if entry is not None else None
+
+    # ------------------------------------------------------------ OAuth scopes
+
+    def _declare_scopes(self, method: str, name: str, scopes: Iterable[str] | None) -> None:
+        if isinstance(scopes, str):
+            raise TypeError(f"scopes= is a list of scope names, not the string {scopes!r}")
+        if scopes:
+            self._scopes[(method, name)] = tuple(scopes)
+        else:
+            self._scopes.pop((method, name), None)
+
+    def required_scopes(self, method: str, name: str) -> tuple[str, ...]:
+        """The scopes a request must carry, beyond the server's own, to call this tool
+        (``tools/call``), get this prompt (``prompts/get``) or read or subscribe to this
+        resource URI (``resources/read``, ``resources/subscribe``): what its decorator
+        declared with ``scopes=``. A URI no fixed resource has needs those of every
+        template matching it."""
+        if method == "resources/subscribe":
+            method = "resources/read"
+        found = self._scopes.get((method, name))
+        if found is not None or method != "resources/read" or name in self._resources or not self._template_scopes:
+            return found or ()
+        needed: list[str] = []
+        for template in list(self._templates):
+            scopes = self._template_scopes.get(id(template.template))
+            if scopes and template.template.match(name) is not None:
+                needed.extend(s for s in scopes if s not in needed)
+        return tuple(needed)
+
+    def declared_scopes(self) -> list[str]:
+        """Every scope a tool, resource, template or prompt declares (for the protected
+        resource metadata's ``scopes_supported``)."""
+        found: dict[str, None] = {}
+        for scopes in [*self._scopes.values(), *self._template_scopes.values()]:
+            found.update(dict.fromkeys(scopes))
+        return list(found)
 
     def tool_headers(self, name: str) -> dict[str, str]:
         """The tool's ``x-mcp-header`` annotations: argument -> header name."""
