@@ -24,7 +24,9 @@ import pytest
 import uvicorn
 
 from mcpgen import Server
+from mcpgen.runtime.auth_info import AuthInfo, current_auth
 from mcpgen.runtime.task_store import MemoryTaskStore, TaskRecord, TaskStore, encode_record
+from mcpgen.runtime.tasks import principal
 from tests.http_server import free_port
 from tests.servers.tasks_server import build
 from tests.wire import RawPeer
@@ -393,6 +395,18 @@ async def test_a_task_is_invisible_to_another_principal() -> None:
         assert (await peer.get(task_id))["status"] == "working"
         await peer.call("tasks/cancel", {"taskId": task_id})
         await settled(server)
+
+
+def test_the_default_principal_is_the_verified_token_s_issuer_and_subject() -> None:
+    request: Any = None
+    assert principal(request) is None  # an unprotected server: no principal
+    info = AuthInfo(issuer="https://as.example", subject="alice", client_id="app", scopes=frozenset())
+    token = current_auth.set(info)
+    try:
+        assert principal(request) == "https://as.example\nalice"
+    finally:
+        current_auth.reset(token)
+    assert build().tasks.owner is principal
 
 
 # ------------------------------------------------------------------ progress, leaks, expiry

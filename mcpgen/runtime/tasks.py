@@ -21,10 +21,12 @@ worker sharing the store can answer ``tasks/get`` / ``update`` / ``cancel``; the
 running the task learns of answers and cancellations by watching its record. Here, in
 this process, is only the asyncio task running each tool (dropped when it settles).
 
-Principals: the server has no authenticated principal yet, so :attr:`TaskManager.owner`
-returns None and every task is readable by whoever holds its id (ids are 192 random
-bits). Once auth lands, set ``owner`` to a function of the request returning its
-principal: a task is then invisible (-32602, as if unknown) to any other principal.
+Principals: a task records who created it, :attr:`TaskManager.owner` of the request; by
+default the verified access token's issuer and subject on a server protected with
+``Server(auth=...)``. A request of any other principal gets -32602, as if the task did not
+exist. On an unprotected server (and over stdio) there is no principal: a task is then
+readable by whoever holds its id (192 random bits). Set ``owner`` to a function of the
+request to use another notion of principal.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from mcpgen.runtime import headers as http_headers
+from mcpgen.runtime.auth_info import current_owner
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CAPABILITY, McpError
 from mcpgen.runtime.framing import Envelope
 from mcpgen.runtime.input_required import _as_result, _wire_params
@@ -103,7 +106,7 @@ class TaskManager:
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
-        self.owner: Callable[[StatelessRequest], str | None] = lambda request: None
+        self.owner: Callable[[StatelessRequest], str | None] = principal
         self._running: dict[str, asyncio.Task[None]] = {}
 
     @property
@@ -484,6 +487,13 @@ class TaskPeer(StatelessPeer):
         if self.task_id is None or method != "roots/list":
             return await super().send_request(method, params, result_type, key)
         return await self.manager.ask(self, "roots/list", params, key)
+
+
+def principal(request: StatelessRequest) -> str | None:
+    """The request's principal: the verified token's issuer and subject, or None when the
+    server checks no tokens (read from the request being served, not from ``request``)."""
+    owner = current_owner()
+    return None if owner is None else "\n".join(owner)
 
 
 def _deliver(record: TaskRecord, responses: dict[str, Any]) -> TaskRecord | None:
