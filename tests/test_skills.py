@@ -23,8 +23,9 @@ from mcpgen.generated import (
     ReadResourceResult,
 )
 from mcpgen.runtime.client_skills import SkillEntry, SkillVerificationError
-from mcpgen.runtime.errors import McpError
+from mcpgen.runtime.errors import McpError, ResourceNotFound
 from mcpgen.runtime.skill_format import EXTENSION, digest
+from mcpgen.runtime.skills import SkillSet
 from tests.http_server import free_port, running
 
 pytestmark = pytest.mark.anyio
@@ -290,7 +291,7 @@ async def test_paths_never_leave_the_root(tmp_path: Path, tree: Path) -> None:
             with pytest.raises(McpError) as refused:
                 await client.read_resource(uri)
             assert refused.value.code == -32602, uri
-        # A file swapped for a symlink out of the root after the scan is refused at read time.
+        # A file swapped for a symlink out of the root is no longer served.
         fields = tree / "pdf-forms" / "references" / "FIELDS.md"
         fields.unlink()
         os.symlink(secret, fields)
@@ -428,3 +429,17 @@ async def test_a_prefix_namespaces_the_skills(tree: Path) -> None:
         await client.read_skill(entries[0])
     with pytest.raises(ValueError):
         server.skills(tree)
+
+
+def test_a_file_swapped_between_scan_and_read_is_refused(tmp_path: Path, tree: Path) -> None:
+    """The read checks containment again: a symlink out of the root that replaced a file
+    after the catalog was made is not followed."""
+    secret = write(tmp_path, "secret.txt", "top secret\n")
+    skills = SkillSet(tree)
+    stale = skills.scan()
+    fields = tree / "pdf-forms" / "references" / "FIELDS.md"
+    fields.unlink()
+    os.symlink(secret, fields)
+    skills.scan = lambda: stale  # type: ignore[method-assign]  # the swap lands between scan and read
+    with pytest.raises(ResourceNotFound):
+        skills.read("pdf-forms/references/FIELDS.md")
