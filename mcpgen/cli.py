@@ -382,6 +382,14 @@ def call(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Hide the stdio server's stderr.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print raw JSON instead of text.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for each answer.")] = 30.0,
+    task: Annotated[
+        bool,
+        typer.Option(
+            "--task",
+            help="Let the server run the tool as a task (the tasks extension): its status and progress show "
+            "while it runs, Ctrl-C cancels it.",
+        ),
+    ] = False,
     era: Annotated[
         str,
         typer.Option(
@@ -417,6 +425,7 @@ def call(
     Examples:
       mcpgen call "python server.py"            # list tools, resources, prompts
       mcpgen call "python server.py" tool add -a a=1 -a b=2
+      mcpgen call http://127.0.0.1:8000/mcp tool build --task
       mcpgen call http://127.0.0.1:8000/mcp read config://app --json
       mcpgen call "npx -y @modelcontextprotocol/server-everything" \\
           prompt args-prompt -a city=Paris
@@ -439,6 +448,7 @@ def call(
                     err,
                     transport,
                     quiet,
+                    task=task,
                     era=era,
                     verbose=verbose,
                     no_auth=no_auth,

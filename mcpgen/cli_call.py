@@ -17,6 +17,7 @@ from rich.markup import escape
 
 from mcpgen.generated import LoggingMessageNotificationParams
 from mcpgen.runtime.client import Client
+from mcpgen.runtime.client_tasks import TaskRequired
 from mcpgen.runtime.errors import McpError
 from mcpgen.runtime.stdio import ProcessTransport
 from mcpgen.runtime.transport import Transport
@@ -285,6 +286,7 @@ async def run_call(
     err: Console,
     transport: str = "auto",
     quiet: bool = False,
+    task: bool = False,
     era: str = "auto",
     verbose: bool = False,
     no_auth: bool = False,
@@ -292,6 +294,8 @@ async def run_call(
     """List, or do one thing; the exit code (0 done, 1 the tool reported an error)."""
     if action and (len(action) != 2 or action[0] not in ("tool", "read", "prompt")):
         raise CallError("say `tool NAME`, `read URI` or `prompt NAME` (or nothing, to list)")
+    if task and (not action or action[0] != "tool"):
+        raise CallError("--task goes with `tool NAME`")
     check_era(era)
     signin = cli_auth(target, transport, headers, no_auth, err)
     try:
@@ -305,7 +309,7 @@ async def run_call(
     if verbose:
         err.print(spoken(client), markup=False, highlight=False)
     try:
-        return await _act(client, action, args, as_json, out, err)
+        return await _act(client, action, args, as_json, out, err, task)
     except McpError as exc:
         raise CallError(f"the server answered with error {exc.code}: {one_line(exc.message)}") from None
     except ConnectionError as exc:
@@ -316,7 +320,9 @@ async def run_call(
         await client.close()
 
 
-async def _act(client: Client, action: list[str], args: list[str], as_json: bool, out: Console, err: Console) -> int:
+async def _act(
+    client: Client, action: list[str], args: list[str], as_json: bool, out: Console, err: Console, task: bool = False
+) -> int:
     if not action:
         listing = await _listing(client)
         if as_json:
@@ -329,7 +335,21 @@ async def _act(client: Client, action: list[str], args: list[str], as_json: bool
     if verb == "tool":
         tools = {tool.name: tool for tool in await client.list_tools()} if client.session.peer_caps.has("tools") else {}
         schema = msgspec.to_builtins(tools[name].input_schema) if name in tools else None
-        result = await client.call_tool(name, parse_args(args, schema), on_progress=lambda *p: _show_progress(err, *p))
+        arguments = parse_args(args, schema)
+        if task:
+            from mcpgen.cli_task import TaskError, run_task
+
+            try:
+                result = await run_task(client, name, arguments, err, lambda *p: _show_progress(err, *p))
+            except TaskError as exc:
+                raise CallError(str(exc)) from None
+            if result is None:
+                return 130  # stopped with Ctrl-C (the task was cancelled), as a shell reports SIGINT
+        else:
+            try:
+                result = await client.call_tool(name, arguments, on_progress=lambda *p: _show_progress(err, *p))
+            except TaskRequired:
+                raise CallError(f"tool {name} runs only as a task: add --task") from None
     elif verb == "read":
         result = await client.read_resource(name)
     else:

@@ -79,6 +79,7 @@ from mcpgen.runtime.client_tasks import (
     TaskFailed,
     TaskHandle,
     TaskRequired,
+    TaskStatus,
     TasksUnavailable,
     names_tasks,
     open_task,
@@ -462,13 +463,7 @@ class Client:
         client's elicitation, sampling and roots handlers. ``on_progress`` gets the
         server's progress notifications for the call, ``on_status`` every status (or
         status message) the client sees."""
-        session = self.session
-        if session.modern is None:
-            raise TasksUnavailable(
-                f"tasks need the stateless era (the tasks extension of 2026-07-28); this connection speaks "
-                f"the handshake era ({session.protocol_version}): connect with era='auto' or 'stateless' "
-                "to a server that offers the extension, or call the tool with call_tool()"
-            )
+        session = self._tasks_session()
         meta = dict(TASKS_META)
         release = None
         if on_progress is not None:
@@ -497,6 +492,25 @@ class Client:
                     exc.data,
                 ) from None
             raise
+
+    async def resume_task(self, task_id: str, *, on_status: StatusCallback | None = None) -> TaskHandle:
+        """The handle of a task started earlier, by this client or another (its id is all
+        it takes: e.g. one kept across a restart), after a first ``tasks/get``. Its result
+        is not checked against an outputSchema (the tool is not known)."""
+        first = TaskStatus(task_id=task_id, status="working")
+        handle = TaskHandle(self._tasks_session(), "", first, on_status=on_status, request_timeout=self.request_timeout)
+        await handle.status()
+        return handle
+
+    def _tasks_session(self) -> ClientSession:
+        session = self.session
+        if session.modern is None:
+            raise TasksUnavailable(
+                f"tasks need the stateless era (the tasks extension of 2026-07-28); this connection speaks "
+                f"the handshake era ({session.protocol_version}): connect with era='auto' or 'stateless' "
+                "to a server that offers the extension, or call the tool with call_tool()"
+            )
+        return session
 
     async def _call_as_task(
         self, name: str, arguments: dict[str, Any] | None, on_progress: ProgressCallback | None, timeout: float | None

@@ -13,10 +13,11 @@ import sys
 import msgspec
 
 from mcpgen import Context, Server
-from mcpgen.generated import TextContent
+from mcpgen.generated import TextContent, ToolExecution
 from mcpgen.runtime.errors import McpError
 from mcpgen.runtime.server import ToolError
 
+TASKS = "io.modelcontextprotocol/tasks"
 server = Server("tasks-peer", "1.0.0", instructions="Tools that run as tasks.")
 
 
@@ -70,10 +71,45 @@ async def protocol_fault() -> str:
     raise McpError(-32050, "the backend refused the job", {"backend": "db1"})
 
 
+class Name(msgspec.Struct):
+    name: str
+
+
+@server.tool(task="required", task_start="explicit")
+async def welcome(ctx: Context) -> str:
+    """Asks the user's name inside the request (an InputRequiredResult round, key
+    ``user_name``), then goes on as a task, which finishes a moment later."""
+    answer = await ctx.elicit("Your name?", Name, key="user_name")
+    name = answer.content.get("name") if answer.action == "accept" and answer.content else "stranger"
+    await ctx.continue_as_task()
+    await asyncio.sleep(0.1)
+    return f"Welcome, {name}!"
+
+
 @server.tool()
 def plain_add(a: int, b: int) -> int:
     """Not a task tool: always answered at once."""
     return a + b
+
+
+@server.tool()
+def refusing_job() -> str:
+    """A server that wants tasks for this tool but will not run it as one (it does not
+    offer the extension): every call is refused with -32021 naming the extension."""
+    raise McpError(-32021, "refusing_job runs only as a task", {"requiredCapabilities": {"extensions": {TASKS: {}}}})
+
+
+@server.tool()
+def v1_task_only() -> str:
+    """Listed as a 2025-11-25 server lists a tool that must be called as a (core, v1)
+    task; mcpgen's server never lists that, so the listing is rewritten below."""
+    return "ran plainly"
+
+
+# What a 2025-11-25 server with core tasks lists for a task-only tool (the field exists in
+# that revision's Tool; mcpgen's @server.tool has no option for it).
+_entry = server._tools["v1_task_only"]
+_entry.definition = msgspec.structs.replace(_entry.definition, execution=ToolExecution(task_support="required"))
 
 
 if __name__ == "__main__":
