@@ -282,6 +282,14 @@ def new(
     directory: Annotated[Path | None, typer.Option("--dir", "-d", help="Where to create it. Default: ./NAME.")] = None,
     transport: Annotated[str, typer.Option(help="stdio, or http (Streamable HTTP on 127.0.0.1).")] = "stdio",
     force: Annotated[bool, typer.Option("--force", help="Write into a directory that is not empty.")] = False,
+    auth: Annotated[
+        bool,
+        typer.Option(
+            "--auth",
+            help="Protect it with OAuth (implies --transport http): tokens from any OIDC issuer, "
+            "tests against a test authorization server.",
+        ),
+    ] = False,
     debug: Debug = False,
 ) -> None:
     """Create a complete MCP server project.
@@ -293,9 +301,12 @@ def new(
     Examples:
       mcpgen new weather
       mcpgen new weather-tools --dir ~/src/weather --transport http
+      mcpgen new notes --auth
     """
     from mcpgen.scaffold import ScaffoldError, create_project, validate_name
 
+    if auth:
+        transport = "http"
     if transport not in ("stdio", "http"):
         fail(f"--transport is stdio or http, not {transport!r}")
     try:
@@ -307,6 +318,7 @@ def new(
             transport=transport,  # type: ignore[arg-type]
             force=force,
             mcpgen_requirement=_mcpgen_requirement(target),
+            auth=auth,
         )
     except ScaffoldError as exc:
         fail(str(exc))

@@ -21,11 +21,15 @@ import base64
 import contextlib
 import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -623,3 +627,41 @@ def test_introspection(auth_server: AuthServer) -> None:
         unknown = post(url, body, headers, "Bearer never-issued")
         assert unknown.status_code == 401
         assert "not active" in unknown.json()["error"]["message"]
+
+
+# ---------------------------------------------------------------- mcpgen new --auth
+
+
+def test_mcpgen_new_auth_project_tests_pass(tmp_path: Path) -> None:
+    """The scaffolded protected server's own tests (against mcpgen.testing.AuthServer) pass,
+    in this venv; and its server refuses to serve HTTP without an issuer to trust."""
+    project = tmp_path / "notes"
+    made = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "new", "notes", "--auth", "--dir", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert made.returncode == 0, made.stderr
+    assert "MCP_ISSUER" in (project / "README.md").read_text()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_")}
+    env["PYTHONPATH"] = str(project)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(project / "tests")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "10 passed" in run.stdout  # the six feature tests over protected HTTP, four of protection
+    unprotected = subprocess.run(
+        [sys.executable, "-m", "notes.server", "--http", "0"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert unprotected.returncode == 2 and "MCP_ISSUER" in unprotected.stderr

@@ -5,7 +5,10 @@ The project's files are rendered from ``template/`` with :class:`string.Template
 
 * ``template/project/`` is rendered for every project;
 * ``template/http/`` adds files to it, or replaces them, for ``--transport http``;
-* ``template/snippets/<transport>/NAME.md`` is rendered too and fills the placeholder ``$NAME``.
+* ``template/auth/`` then does the same for ``--auth`` (an HTTP server protected with OAuth,
+  whose tests run against ``mcpgen.testing.AuthServer``);
+* ``template/snippets/<transport>/NAME.md`` is rendered too and fills the placeholder ``$NAME``;
+  so is ``template/snippets/auth/NAME.md`` with ``--auth`` (without it, those placeholders are empty).
 
 In template paths a ``package`` directory becomes the package name, a ``dot-`` prefix
 becomes ``.`` (dotfiles would escape package-data globs) and the ``.tmpl`` suffix is dropped.
@@ -119,16 +122,18 @@ def create_project(
     transport: Transport = "stdio",
     force: bool = False,
     mcpgen_requirement: str = "mcpgen[http]",
+    auth: bool = False,
 ) -> list[Path]:
     """Write a new server project named ``name`` into the directory ``target`` (created if
     missing) and return the files written, sorted. A non-empty ``target`` is refused unless
     ``force``, which overwrites the project's files and leaves any others alone.
-    ``mcpgen_requirement`` is the project's dependency on mcpgen (see :func:`mcpgen_requirement`)."""
+    ``mcpgen_requirement`` is the project's dependency on mcpgen (see :func:`mcpgen_requirement`).
+    ``auth`` protects the (HTTP) server with OAuth; see ``template/auth/``."""
     if target.exists() and not target.is_dir():
         raise ScaffoldError(f"{target} exists and is not a directory")
     if target.is_dir() and any(target.iterdir()) and not force:
         raise ScaffoldError(f"{target} is not empty; use --force to write into it")
-    rendered = render_project(name, target, transport=transport, mcpgen_requirement=mcpgen_requirement)
+    rendered = render_project(name, target, transport=transport, mcpgen_requirement=mcpgen_requirement, auth=auth)
     written = []
     for relative, text in rendered.items():
         path = target.joinpath(*relative.parts)
@@ -147,11 +152,14 @@ def render_project(
     *,
     transport: Transport = "stdio",
     mcpgen_requirement: str = "mcpgen[http]",
+    auth: bool = False,
 ) -> dict[PurePosixPath, str]:
     """The project's files, by path relative to its directory ``target``, without writing them."""
     package = validate_name(name)
     if transport not in TRANSPORTS:
         raise ScaffoldError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+    if auth and transport != "http":
+        raise ScaffoldError("--auth protects a server served over HTTP: use it with --transport http")
     claude, vscode = host_configs(name, package, target, transport)
     values = {
         "name": name,
@@ -159,7 +167,8 @@ def render_project(
         "transport": transport,
         "default_port": str(DEFAULT_PORT),
         # A JSON string is a valid TOML basic string.
-        "mcpgen_requirement": json.dumps(mcpgen_requirement),
+        # A protected server verifies tokens: the auth extra (PyJWT, joserfc) comes along.
+        "mcpgen_requirement": json.dumps(_with_auth(mcpgen_requirement) if auth else mcpgen_requirement),
         "install_note": _install_note(mcpgen_requirement),
         "claude_config": _json(claude).rstrip("\n"),
         "vscode_config": _json(vscode).rstrip("\n"),
@@ -167,11 +176,22 @@ def render_project(
     root = files(__name__) / "template"
     for snippet in (root / "snippets" / transport).iterdir():
         values[snippet.name.removesuffix(".md")] = _render(snippet, values).rstrip("\n")
-    templates = {**_tree(root / "project"), **(_tree(root / "http") if transport == "http" else {})}
+    for snippet in (root / "snippets" / "auth").iterdir():
+        values[snippet.name.removesuffix(".md")] = _render(snippet, values).rstrip("\n") if auth else ""
+    templates = {
+        **_tree(root / "project"),
+        **(_tree(root / "http") if transport == "http" else {}),
+        **(_tree(root / "auth") if auth else {}),
+    }
     project = {_output_path(path, package): _render(source, values) for path, source in templates.items()}
     project[PurePosixPath("claude_desktop_config.json")] = _json(claude)
     project[PurePosixPath(".vscode/mcp.json")] = _json(vscode)
     return project
+
+
+def _with_auth(requirement: str) -> str:
+    """``mcpgen[http]...`` as ``mcpgen[http,auth]...``."""
+    return requirement.replace("mcpgen[http]", "mcpgen[http,auth]", 1)
 
 
 def _install_note(requirement: str) -> str:

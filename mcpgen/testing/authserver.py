@@ -247,7 +247,7 @@ class _Answer:
 
 class _Server(_AuthorizationServer):  # type: ignore[misc]
     def __init__(self, owner: AuthServer) -> None:
-        super().__init__(scopes_supported=SCOPES)
+        super().__init__(scopes_supported=owner.scopes)
         self.owner = owner
 
     def query_client(self, client_id: str) -> Client | None:
@@ -316,7 +316,7 @@ class _Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
             client_id=client_info["client_id"],
             client_secret=client_info["client_secret"] if method != "none" else None,
             redirect_uris=list(client_metadata.get("redirect_uris", [])),
-            scope=client_metadata.get("scope") or " ".join(SCOPES),
+            scope=client_metadata.get("scope") or " ".join(self.server.owner.scopes),
             grant_types=list(client_metadata.get("grant_types", ["authorization_code"])),
             response_types=list(client_metadata.get("response_types", ["code"])),
             token_endpoint_auth_method=method,
@@ -371,7 +371,17 @@ class _Tokens(JWTBearerTokenGenerator):  # type: ignore[misc]
 class AuthServer:
     """The test authorization server; use as a context manager (starts and stops it)."""
 
-    def __init__(self, *, key: ECKey | None = None, default_resource: str = "urn:mcpgen:no-resource") -> None:
+    def __init__(
+        self,
+        *,
+        scopes: list[str] | None = None,
+        key: ECKey | None = None,
+        default_resource: str = "urn:mcpgen:no-resource",
+    ) -> None:
+        """``scopes``: what it grants (default :data:`SCOPES`); ``key``: its signing key
+        (default: a new P-256 key); ``default_resource``: the ``aud`` of tokens requested
+        without an RFC 8707 ``resource``."""
+        self.scopes = list(scopes or SCOPES)
         self.port = _free_port()
         self.issuer = f"http://127.0.0.1:{self.port}"
         self.default_resource = default_resource
@@ -400,7 +410,7 @@ class AuthServer:
         client_id: str,
         secret: str | None,
         *,
-        scope: str = " ".join(SCOPES),
+        scope: str | None = None,
         redirect_uris: list[str] | None = None,
         lifetime: int = 3600,
         not_before: int = 0,
@@ -410,7 +420,7 @@ class AuthServer:
             client_id,
             secret,
             redirect_uris=redirect_uris or [],
-            scope=scope,
+            scope=scope if scope is not None else " ".join(self.scopes),
             lifetime=lifetime,
             not_before=not_before,
             token_endpoint_auth_method=auth_method if secret is not None else "none",
@@ -425,7 +435,7 @@ class AuthServer:
 
     def twin(self) -> AuthServer:
         """Another server (another issuer) signing with this one's current key."""
-        other = AuthServer(key=self.signing_key, default_resource=self.default_resource)
+        other = AuthServer(scopes=self.scopes, key=self.signing_key, default_resource=self.default_resource)
         other.clients = self.clients
         return other
 
@@ -448,7 +458,7 @@ class AuthServer:
             "registration_endpoint": f"{base}/register",
             "introspection_endpoint": f"{base}/introspect",
             "jwks_uri": f"{base}/jwks",
-            "scopes_supported": SCOPES,
+            "scopes_supported": self.scopes,
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "client_credentials"],
             "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
