@@ -35,6 +35,7 @@ from mcpgen.runtime.client_tasks import (
 )
 from tests.conftest import ROOT
 from tests.http_server import free_port, running
+from tests.wire import DEMO
 
 pytestmark = pytest.mark.anyio
 PEER = ROOT / "tests" / "servers" / "tasks_peer.py"
@@ -285,6 +286,16 @@ async def test_task_only_and_task_capable_tools(kind: str, peer_url: str) -> Non
         # call_tool(task=True) returns what the task returned.
         result = await client.call_tool("add_slowly", {"a": 3, "b": 4, "steps": 1, "pause": 0}, task=True)
         assert result.structured_content == {"result": 7}
+
+
+async def test_a_server_without_the_extension_answers_plainly() -> None:
+    async with Client.stdio(sys.executable, str(DEMO)) as client:
+        assert client.spoken_era == "stateless"
+        assert TASKS not in client.session.peer_caps.tree.get("extensions", {})
+        assert (await client.call_tool("add", {"a": 1, "b": 2}, task=True)).structured_content == {"result": 3}
+        handle = await client.start_task("add", {"a": 2, "b": 2})
+        assert handle.task_id is None and handle.done
+        assert (await handle.wait()).structured_content == {"result": 4}
 
 
 async def test_a_server_that_refuses_the_extension_for_a_task_only_tool(peer_url: str) -> None:
