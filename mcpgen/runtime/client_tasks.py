@@ -251,7 +251,11 @@ def watch_progress(session: ClientSession, on_progress: ProgressCallback) -> tup
     token = f"task-{secrets.token_hex(8)}"
     table = session._progress  # the engine's dispatch of notifications/progress by token
     table[token] = on_progress
-    return token, lambda: table.pop(token, None) and None
+
+    def release() -> None:
+        table.pop(token, None)
+
+    return token, release
 
 
 class TaskHandle:
@@ -260,7 +264,7 @@ class TaskHandle:
 
     ``status()`` asks once; ``wait()`` polls until the end, answering the task's
     questions on the way; ``cancel()`` asks the server to stop it. ``on_status`` (given to
-    ``start_task``) sees every observation whose status or message changed, and
+    ``start_task``) sees every observation whose status, message or questions changed, and
     ``on_progress`` the server's progress notifications for the call, while it runs.
     """
 
