@@ -22,6 +22,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -84,7 +85,8 @@ def _protected_server(issuer: str, resource: str, calls: list[str], **auth_optio
         info = ctx.auth
         assert info is not None
         calls.append(f"whoami:{info.subject}")
-        return f"{info.subject} {info.client_id} {' '.join(sorted(info.scopes))}"
+        binding = "dpop" if info.jkt is not None else "bearer"
+        return f"{info.subject} {info.client_id} {binding} {' '.join(sorted(info.scopes))}"
 
     @server.tool(scopes=["notes:write"])
     def write_note(text: str) -> str:
@@ -276,8 +278,9 @@ async def test_mcpgen_oauth_client_authorization_code(protected: Protected, auth
     async with Client.http(protected.url, auth=oauth, era=era) as client:
         assert client.stateless is (era == "stateless")
         result = await client.call_tool("whoami", {})
-    subject, client_id, scopes = tool_text(result).split(" ", 2)
+    subject, client_id, binding, scopes = tool_text(result).split(" ", 3)
     assert subject == auth_server.user
+    assert binding == "dpop"  # the AS offers DPoP, so mcpgen's client binds its tokens: checked here
     assert client_id in auth_server.clients  # the client it registered
     assert "mcp" in scopes.split()
     assert "POST /register" in auth_server.requests
@@ -288,7 +291,7 @@ async def test_mcpgen_oauth_client_credentials(protected: Protected, era: str) -
     oauth = OAuthClient(grant="client_credentials", client=ClientInfo("svc", client_secret="svc-secret"))
     async with Client.http(protected.url, auth=oauth, era=era) as client:
         result = await client.call_tool("whoami", {})
-        assert tool_text(result).startswith("svc svc ")
+        assert tool_text(result).startswith("svc svc dpop ")
         # The tool's own scope: the client steps up after the 403 insufficient_scope.
         written = await client.call_tool("write_note", {"text": "hi"})
         assert tool_text(written) == "saved"
@@ -665,3 +668,86 @@ def test_mcpgen_new_auth_project_tests_pass(tmp_path: Path) -> None:
         timeout=60,
     )
     assert unprotected.returncode == 2 and "MCP_ISSUER" in unprotected.stderr
+
+
+# ---------------------------------------------------------------- DPoP nonces, unreachable issuer, garbage
+
+
+async def test_dpop_nonce_with_mcpgen_client(auth_server: AuthServer) -> None:
+    """A server that wants its own nonce in proofs: 401 use_dpop_nonce with a DPoP-Nonce,
+    which mcpgen's client puts in its next proof."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    calls: list[str] = []
+    server, _ = _protected_server(auth_server.issuer, url, calls, dpop_nonces=True)
+    with serving(server, port):
+        key = ECKey.generate_key("P-256")
+        token = get_token(auth_server, "svc", "mcp", url, dpop=key)
+        body, headers = modern_call("whoami")
+        headers["DPoP"] = proof(key, "POST", url, token)
+        first = post(url, body, headers, f"DPoP {token}")
+        assert first.status_code == 401
+        assert 'error="use_dpop_nonce"' in challenge(first)
+        nonce = first.headers["dpop-nonce"]
+        headers["DPoP"] = proof(key, "POST", url, token, nonce=nonce)
+        assert post(url, body, headers, f"DPoP {token}").status_code == 200
+        oauth = OAuthClient(grant="client_credentials", client=ClientInfo("svc", client_secret="svc-secret"))
+        async with Client.http(url, auth=oauth) as client:
+            result = await client.call_tool("whoami", {})
+        assert tool_text(result).startswith("svc svc dpop ")
+
+
+def test_unreachable_issuer_is_503_not_a_crash(caplog: pytest.LogCaptureFixture) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    calls: list[str] = []
+    server, _ = _protected_server(f"http://127.0.0.1:{free_port()}", url, calls)
+    body, headers = modern_call("whoami")
+    with serving(server, port):
+        response = post(url, body, headers, "Bearer eyJhbGciOiJFUzI1NiIsImtpZCI6ImsifQ.e30.c2ln")
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "5"
+    assert "cannot verify access tokens" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        b"Bearer",
+        b"Basic dXNlcjpwYXNz",
+        b"Bearer a b",
+        "Bearer \u00e9t\u00e9".encode("latin-1"),
+        b"Bearer " + b"A" * 20_000,
+        b"DPoP",
+    ],
+)
+def test_garbage_authorization_is_401(protected: Protected, authorization: bytes) -> None:
+    body, headers = modern_call("whoami")
+    sent = {"Accept": "application/json", "Content-Type": "application/json", "Authorization": authorization, **headers}
+    response = httpx.post(protected.url, content=json.dumps(body).encode(), headers=sent, timeout=10)
+    assert response.status_code == 401
+    assert challenge(response).startswith("Bearer resource_metadata=")
+
+
+# ---------------------------------------------------------------- the README's example
+
+
+async def test_the_readme_protected_server() -> None:
+    """The README's "Protect a server" example, pointed at a test authorization server that
+    grants its scopes: the per-tool scope makes the client step up, ctx.auth names it."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- protect a server -->\n```python\n(.*?)```", readme, re.S)
+    assert found, "no example after <!-- protect a server --> in README.md"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    with AuthServer(scopes=["notes", "notes:write"]) as issuer:
+        issuer.add_client("app", "app-secret")
+        code = found[1].replace("https://your-tenant.example.com/", issuer.issuer)
+        code = code.replace("https://notes.example.com/mcp", url)
+        namespace: dict[str, Any] = {}
+        exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README's example
+        with serving(namespace["server"], port):
+            oauth = OAuthClient(grant="client_credentials", client=ClientInfo("app", client_secret="app-secret"))
+            async with Client.http(url, auth=oauth) as client:
+                result = await client.call_tool("save", {"text": "hello"})
+    assert tool_text(result) == "saved for app"
