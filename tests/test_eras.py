@@ -151,7 +151,11 @@ async def test_cancellation_stops_the_handler_and_sends_nothing(peer: EraPeer) -
     if peer.era == "stateless":
         params["_meta"] = peer.meta()
     await peer.raw.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
-    await asyncio.sleep(0.3)
+    # Cancel once the handler runs (a request cancelled before it starts never runs at all).
+    for _ in range(100):
+        if any(f"slow started {rid}" in line for line in peer.raw.stderr):
+            break
+        await asyncio.sleep(0.1)
     await peer.raw.notify("notifications/cancelled", {"requestId": rid, "reason": "test"})
     assert await peer.raw.nothing_within(0.5)
     for _ in range(100):  # the server's stderr is read by a task of ours: give a loaded machine time

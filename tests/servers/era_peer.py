@@ -111,7 +111,8 @@ async def survey(ctx: Context) -> str:
 
 @server.tool()
 async def slow(seconds: float, ctx: Context) -> str:
-    """Sleeps; says on stderr when it was cancelled."""
+    """Sleeps; says on stderr when it started and when it was cancelled."""
+    print(f"slow started {ctx.request_id}", file=sys.stderr, flush=True)
     try:
         await asyncio.sleep(seconds)
     except asyncio.CancelledError:
