@@ -416,9 +416,11 @@ def test_refused(
     assert f'resource_metadata="{protected.auth.metadata_url}"' in header
     if case.error is None:
         assert "error=" not in header  # RFC 6750 §3.1: no error code when no token was sent
-        assert 'scope="mcp ' in header  # what to ask for
+        assert 'scope="mcp"' in header  # what to ask for: the server's own scope, not every tool's
     else:
         assert f'error="{case.error}"' in header.split(", DPoP ")[0]
+    if case.status == 403:
+        assert 'scope="mcp"' in header  # the scope to step up to
     assert case.description in response.json()["error"]["message"]
     assert len(protected.calls) == before  # nothing ran
     assert_secret_free([response.text, header, server_log(caplog)], token)

@@ -294,7 +294,9 @@ class BearerAuth:
         """A refusal with its ``WWW-Authenticate`` header: the Bearer challenge (where a
         client finds the metadata and the scopes to ask for), and the DPoP one when
         DPoP is in play. ``error`` goes on the challenge of the scheme that failed."""
-        wanted = list(scopes) if scopes is not None else (self.scopes_supported() if status == 401 else [])
+        # The scopes to ask for: the server's own unless told (least privilege: a tool's
+        # scopes are asked for when it is called, through a 403 and a step-up).
+        wanted = list(scopes) if scopes is not None else list(self.scopes)
         bearer = [f'resource_metadata="{self.metadata_url}"']
         if wanted:
             bearer.append(f'scope="{" ".join(wanted)}"')
