@@ -396,12 +396,17 @@ async def test_cli_ctrl_c_cancels_the_task(peer_url: str) -> None:
     command = [sys.executable, "-c", start, "call", peer_url, "tool", "long_job", "--task"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     assert process.stderr is not None
-    first = await asyncio.to_thread(process.stderr.readline)  # "task ID: working"
-    found = re.match(r"task (\S+): working", first)
-    assert found, first
-    process.send_signal(signal.SIGINT)
-    rest = await asyncio.to_thread(process.stderr.read)
-    assert await asyncio.to_thread(process.wait, 30) == 130
+    try:
+        first = await asyncio.wait_for(asyncio.to_thread(process.stderr.readline), 30)  # "task ID: working"
+        found = re.match(r"task (\S+): working", first)
+        assert found, first
+        process.send_signal(signal.SIGINT)
+        rest = await asyncio.wait_for(asyncio.to_thread(process.stderr.read), 30)
+        assert await asyncio.to_thread(process.wait, 30) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     assert f"cancelling task {found.group(1)}" in rest
     assert f"task {found.group(1)}: cancelled" in rest
     async with Client.http(peer_url) as client:
