@@ -103,3 +103,23 @@ def test_codec_bench(tmp_path: Path) -> None:
         for side in ("decode", "encode"):
             rates = message[side]
             assert set(rates) == {"mcpgen", "SDK", "hand-written"} and all(r > 0 for r in rates.values()), (name, side)
+
+
+def test_client_bench(tmp_path: Path) -> None:
+    """Both client libraries, both transports, both eras, 1 and 64 calls in flight: every
+    call answered correctly and each client speaking the era it was asked for (the
+    benchmark exits 1 otherwise and lists the problems)."""
+    report = run("client.py", tmp_path / "client.json", "--quick", timeout=600)
+    assert report["problems"] == []
+    cells = {(c["library"], c["transport"], c["era"]): c for c in report["runs"][0]}
+    assert set(cells) == {
+        (lib, t, e) for lib in ("mcpgen", "SDK") for t in ("stdio", "http") for e in ("handshake", "2026-07-28")
+    }
+    for key, cell in cells.items():
+        assert cell["spoken"] == ("2025-11-25" if key[2] == "handshake" else "2026-07-28"), key
+        assert [p["in_flight"] for p in cell["phases"]] == [1, 64]
+        for phase in cell["phases"]:
+            assert phase["errors"] == 0 and phase["ok"] == phase["calls"] > 0 and phase["cpu_us_per_call"] > 0, phase
+    assert {(r["transport"], r["era"], r["in_flight"]) for r in report["rows"]} == {
+        (t, e, n) for t in ("stdio", "http") for e in ("handshake", "2026-07-28") for n in (1, 64)
+    }
