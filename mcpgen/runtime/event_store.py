@@ -4,7 +4,8 @@ connection can ask for what it missed (``Last-Event-ID``)."""
 from __future__ import annotations
 
 from collections import deque
-from typing import Protocol
+from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
 
 
 class EventStore(Protocol):
@@ -19,6 +20,26 @@ class EventStore(Protocol):
 
     async def forget(self, stream_id: str) -> None:
         """Drop a stream's events (its session ended)."""
+        ...
+
+
+@runtime_checkable
+class SharedEventStore(EventStore, Protocol):
+    """An event store that other worker processes read too (e.g. Redis): a stream written
+    by the worker that serves the request can be resumed through any worker.
+
+    The writer marks a stream's end (:meth:`end`) once its last event is stored, and a
+    reader on another worker :meth:`follow` s it: the events stored after an id, then the
+    ones stored later, as they come, until that end. Event ids must be unguessable, since
+    the ids are all a reader needs."""
+
+    async def end(self, stream_id: str) -> None:
+        """No event will follow on ``stream_id`` (its response is stored, or it was cancelled)."""
+        ...
+
+    def follow(self, event_id: str) -> AsyncIterator[list[tuple[str, bytes]]]:
+        """Batches of the events after ``event_id``: those stored already, then new ones as
+        they are stored; ends after the stream's end, or when the stream is forgotten."""
         ...
 
 
