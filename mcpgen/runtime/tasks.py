@@ -316,11 +316,21 @@ class TaskManager:
             await asyncio.wait((tool,))
             await self._settle(task_id, None, McpError(INTERNAL_ERROR, "The server stopped before the task finished"))
             raise
-        if tool.cancelled():
-            await self._revise(task_id, _cancel)
+        except Exception as exc:
+            # The store failed (a shared store went away): no cancel or answer can reach
+            # the task any more, nor could its outcome be recorded. Stop the tool.
+            log.warning("mcpgen: task %s stopped: %s", task_id, exc)
+            tool.cancel()
+            await asyncio.wait((tool,))
             return
-        failure = tool.exception()
-        await self._settle(task_id, None if failure is not None else tool.result(), failure)
+        try:
+            if tool.cancelled():
+                await self._revise(task_id, _cancel)
+                return
+            failure = tool.exception()
+            await self._settle(task_id, None if failure is not None else tool.result(), failure)
+        except Exception as exc:
+            log.warning("mcpgen: the outcome of task %s was not recorded: %s", task_id, exc)
 
     async def _settle(self, task_id: str, result: Any, failure: BaseException | None) -> None:
         if failure is None:
