@@ -15,11 +15,12 @@ serves each POST on its own, for many workers behind a load balancer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +37,10 @@ from mcpgen.runtime.asgi import sse_headers as _sse_headers
 from mcpgen.runtime.asgi import wait_disconnect as _wait_disconnect
 from mcpgen.runtime.auth_info import current_owner
 from mcpgen.runtime.capabilities import Declared
-from mcpgen.runtime.event_store import EventStore, MemoryEventStore
+from mcpgen.runtime.event_store import EventStore, MemoryEventStore, SharedEventStore
 from mcpgen.runtime.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server_session import ServerSession
+from mcpgen.runtime.shared_store import SessionRegistry, SharedStore, StoreUnavailable
 from mcpgen.runtime.versions import HTTP_DEFAULT, era_of, primes_streams
 
 if TYPE_CHECKING:
@@ -64,6 +66,10 @@ class HttpOptions:
     keepalive: float = 15.0
     event_store: Callable[[], EventStore] = MemoryEventStore
     legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE endpoints
+    # State shared by several workers (e.g. mcpgen.runtime.redis_store.RedisStore): the
+    # sessions' events, the session registry (a stream resumes on any worker) and, unless
+    # the Server was given its own, the task store.
+    store: SharedStore | None = None
 
 
 class _Stream:
@@ -187,6 +193,16 @@ class McpHttpApp:
         self._reaper: asyncio.Task[None] | None = None
         self._legacy: Any = None
         self.guard = server.auth  # OAuth (mcpgen.runtime.resource_auth), or None
+        self.registry: SessionRegistry | None = None
+        if options.store is not None:
+            self.registry = options.store.sessions
+            if options.event_store is MemoryEventStore:
+                options.event_store = options.store.event_store
+            from mcpgen.runtime.task_store import MemoryTaskStore
+
+            tasks = server.tasks
+            if isinstance(tasks.store, MemoryTaskStore) and not len(tasks.store):  # Server(task_store=...) wins
+                tasks.store = options.store.task_store()
         # Stateless-era requests have no session to bound them: the app bounds them all.
         self.slots = http_exchange.Slots(server.session_options["max_concurrency"])
         if options.legacy_sse:
@@ -322,6 +338,7 @@ class McpHttpApp:
             if env.method != "initialize":
                 raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
             live = self._open_session()
+            await self._register(live)
         else:
             found = self.sessions.get(session_id)
             if found is None:
@@ -407,6 +424,13 @@ class McpHttpApp:
                     )
                     if disconnected in done:
                         getter.cancel()
+                        if getter.done() and not getter.cancelled():
+                            # Taken off the queue as the client left: into the store with it.
+                            frame, final = getter.result()
+                            if final is not None:
+                                await events.store(stream.id, frame)
+                                if final:
+                                    await _end_stream(events, stream.id)
                         return
                     if getter not in done:
                         getter.cancel()
@@ -418,8 +442,13 @@ class McpHttpApp:
                 event_id = await events.store(stream.id, frame)
                 ready.append(sse.event(frame, event_id))
                 if final:
+                    await _end_stream(events, stream.id)
                     break
             await send({"type": "http.response.body", "body": b"".join(ready), "more_body": False})
+        except StoreUnavailable as exc:
+            # The response has begun: no error can be sent on it. End the connection; what
+            # is queued stays with the stream (a resume may find the store back).
+            log.warning("mcpgen: SSE stream %s cut short: %s", stream.id, exc.message)
         finally:
             stream.attached = False
             disconnected.cancel()
@@ -434,11 +463,36 @@ class McpHttpApp:
             return
         if stream is live.transport.standalone:
             return  # stays the session's standalone stream for the next GET
+        if isinstance(live.transport.events, SharedEventStore):
+            # Another worker may serve the resume: what comes goes to the shared store.
+            drains: set[asyncio.Task[None]] = live.extra.setdefault("drains", set())
+            drain = asyncio.ensure_future(self._drain(live, stream, live.transport.events))
+            drains.add(drain)
+            drain.add_done_callback(drains.discard)
+            return
         parked: dict[str, _Stream] = live.extra.setdefault("parked", {})
         parked[stream.id] = stream
         while len(parked) > self.options.keep_finished_streams:  # nobody came back for the oldest
             oldest = next(iter(parked))
             await live.transport.retire(parked.pop(oldest), stored=True)
+
+    async def _drain(self, live: _Live, stream: _Stream, events: SharedEventStore) -> None:
+        """Store a detached stream's frames as they come, then its end (shared store)."""
+        try:
+            while True:
+                frame, final = await stream.queue.get()
+                if final is None:
+                    if stream.done:
+                        break  # the request was cancelled: no response will come
+                    continue  # a request to end the connection: there is none
+                await events.store(stream.id, frame)
+                if final:
+                    break
+            await events.end(stream.id)
+        except StoreUnavailable as exc:
+            log.warning("mcpgen: events of stream %s lost: %s", stream.id, exc.message)
+        finally:
+            await live.transport.retire(stream, stored=True)
 
     async def _post_stateless(self, send: Send, env: Envelope, is_request: bool, version: str | None) -> None:
         """Serve one message with a throwaway session: no handshake state, JSON only."""
@@ -476,9 +530,14 @@ class McpHttpApp:
         if not _accepts(headers.get("accept", ""), "text/event-stream"):
             raise HttpError(406, "Not Acceptable: GET needs Accept: text/event-stream")
         self._check_version(headers)
+        last = headers.get("last-event-id")
+        session_id = headers.get("mcp-session-id")
+        elsewhere = session_id is not None and session_id not in self.sessions and self.registry is not None
+        if last is not None and session_id is not None and elsewhere:
+            await self._resume_elsewhere(session_id, last, receive, send)
+            return
         live = self._session(headers)
         extra = [(b"mcp-session-id", live.transport.session_id.encode())]
-        last = headers.get("last-event-id")
         if last is not None:
             await self._resume(live, last, receive, send, extra)
             return
@@ -492,10 +551,14 @@ class McpHttpApp:
     async def _resume(
         self, live: _Live, last: str, receive: Receive, send: Send, extra: list[tuple[bytes, bytes]]
     ) -> None:
-        found = await live.transport.events.replay_after(last)
-        if found is None:
-            raise HttpError(404, "Not Found: unknown Last-Event-ID")
+        store = live.transport.events
+        found = await _replay(store, last, live.transport.session_id)
         stream_id, events = found
+        standalone = live.transport.standalone
+        if isinstance(store, SharedEventStore) and (standalone is None or stream_id != standalone.id):
+            # A request's stream: its frames go to the shared store once detached (_park).
+            await self._serve_shared(store, live.transport.session_id, last, events, receive, send, follow=True)
+            return
         if stream_id in live.transport.abandoned:
             raise HttpError(404, "Not Found: that request was cancelled; its stream has ended")
         parked: dict[str, _Stream] = live.extra.get("parked", {})
@@ -506,6 +569,76 @@ class McpHttpApp:
             if stream is not standalone:
                 stream.done = True  # finished already: the replay is all there is
         await self._stream(live, stream, receive, send, extra, prime=False, replay=events)
+
+    async def _resume_elsewhere(self, session_id: str, last: str, receive: Receive, send: Send) -> None:
+        """Resume a stream of a session another worker serves, from the shared store: its
+        request streams are followed to their end; its standalone stream is replayed (the
+        messages after it wait on the session's worker for the next GET there)."""
+        assert self.registry is not None
+        try:
+            standalone = await self.registry.lookup(session_id)
+        except StoreUnavailable as exc:
+            raise HttpError(503, f"Service Unavailable: {exc.message}", code=exc.code) from None
+        if standalone is None:
+            raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
+        events = self.options.event_store()
+        if not isinstance(events, SharedEventStore):
+            raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
+        stream_id, replay = await _replay(events, last, session_id)
+        await self._serve_shared(events, session_id, last, replay, receive, send, follow=stream_id != standalone)
+
+    async def _serve_shared(
+        self,
+        events: SharedEventStore,
+        session_id: str,
+        last: str,
+        replay: list[tuple[str, bytes]],
+        receive: Receive,
+        send: Send,
+        *,
+        follow: bool,
+    ) -> None:
+        """SSE from the shared store: ``replay`` (the events after ``last``), then
+        (``follow``) those stored later, until the stream's end or the client leaves."""
+        extra = [(b"mcp-session-id", session_id.encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": _sse_headers(extra)})
+        disconnected = asyncio.ensure_future(_wait_disconnect(receive))
+        batches = events.follow(replay[-1][0] if replay else last) if follow else None
+        pending: asyncio.Future[list[tuple[str, bytes]] | None] | None = None
+        try:
+            batch: list[tuple[str, bytes]] | None = replay
+            while batch is not None:
+                body = b"".join(sse.event(frame, event_id) for event_id, frame in batch if frame)
+                if body:
+                    await _body(send, body)
+                if batches is None:
+                    break
+                if pending is None:
+                    pending = asyncio.ensure_future(_next(batches))
+                waiting: set[asyncio.Future[Any]] = {pending, disconnected}
+                done, _ = await asyncio.wait(
+                    waiting, timeout=self.options.keepalive, return_when=asyncio.FIRST_COMPLETED
+                )
+                if disconnected in done:
+                    return
+                if pending not in done:
+                    await _body(send, sse.KEEPALIVE)
+                    batch = []
+                    continue
+                batch, pending = pending.result(), None
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except StoreUnavailable as exc:
+            log.warning("mcpgen: a resumed SSE stream was cut short: %s", exc.message)
+        finally:
+            disconnected.cancel()
+            if pending is not None:
+                pending.cancel()
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await pending
+            closing = getattr(batches, "aclose", None)  # an async generator's cleanup
+            if closing is not None:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await closing()
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         if self.options.stateless:
@@ -531,6 +664,20 @@ class McpHttpApp:
         live.transport.last_active = time.monotonic()
         return live
 
+    async def _register(self, live: _Live) -> None:
+        """Tell the other workers that this session exists (shared store); a store that
+        is down refuses the session rather than leave it unknown to the others."""
+        if self.registry is None:
+            return
+        standalone = live.transport.standalone
+        try:
+            await self.registry.add(
+                live.transport.session_id, standalone.id if standalone else "", self.options.session_idle_timeout
+            )
+        except StoreUnavailable as exc:
+            await self._end(live.transport.session_id)
+            raise HttpError(503, f"Service Unavailable: {exc.message}", code=exc.code) from None
+
     def _open_session(self) -> _Live:
         if len(self.sessions) >= self.options.max_sessions:
             self._reap(force=True)
@@ -550,6 +697,10 @@ class McpHttpApp:
         live = self.sessions.pop(session_id, None)
         if live is None:
             return
+        for drain in list(live.extra.get("drains", ())):
+            drain.cancel()
+        if self.registry is not None:
+            await self.registry.remove(session_id)
         await live.transport.close()
         await asyncio.wait([live.task], timeout=5)
 
@@ -562,6 +713,8 @@ class McpHttpApp:
         while True:
             await asyncio.sleep(interval)
             self._reap()
+            if self.registry is not None and self.sessions:
+                await self.registry.touch(list(self.sessions), self.options.session_idle_timeout)
 
     def _reap(self, force: bool = False) -> None:
         """End sessions idle longer than the timeout (or, when full, the idlest one)."""
@@ -594,6 +747,34 @@ async def close_current_stream() -> None:
             stream.queue.put_nowait((b"", None))
 
 
+async def _replay(events: EventStore, last: str, session_id: str) -> tuple[str, list[tuple[str, bytes]]]:
+    """The stream of ``last`` and its events after it; 404 unless it is this session's."""
+    try:
+        found = await events.replay_after(last)
+    except StoreUnavailable as exc:
+        raise HttpError(503, f"Service Unavailable: {exc.message}", code=exc.code) from None
+    if found is None or not _of_session(found[0], session_id):
+        raise HttpError(404, "Not Found: unknown Last-Event-ID")
+    return found[0], list(found[1])
+
+
+async def _next(batches: AsyncIterator[list[tuple[str, bytes]]]) -> list[tuple[str, bytes]] | None:
+    """The next batch, or None after the last."""
+    return await anext(batches, None)
+
+
+async def _end_stream(events: EventStore, stream_id: str) -> None:
+    """Mark a stream's end in a shared store, for a reader following it on another worker."""
+    if isinstance(events, SharedEventStore):
+        await events.end(stream_id)
+
+
+def _of_session(stream_id: str, session_id: str) -> bool:
+    """Whether a stream is one of this session's (stream ids start with the session id's
+    first 8 characters): a Last-Event-ID of another session is unknown here."""
+    return stream_id.startswith(session_id[:8] + "-")
+
+
 def _stateless(headers: dict[str, str]) -> bool:
     """Whether a request is one of the stateless era: it names a protocol version that is
     not of the handshake era (an unknown one too: the stateless checks answer it -32022).
@@ -618,8 +799,22 @@ def _route(scope: Scope) -> str:
     return path
 
 
+_HEADER_NAMES: dict[bytes, str] = {}  # raw name -> lower-cased text (clients repeat the same few)
+
+
 def _headers(scope: Scope) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    # Every request pays for this: each name is decoded and lower-cased once per process
+    # (bounded, so a peer inventing names only costs the decode), values as they come.
+    names = _HEADER_NAMES
+    found: dict[str, str] = {}
+    for raw, value in scope.get("headers", ()):
+        name = names.get(raw)
+        if name is None:
+            name = raw.decode("latin-1").lower()
+            if len(names) < 256:
+                names[bytes(raw)] = name
+        found[name] = value.decode("latin-1")
+    return found
 
 
 def _host_name(host: str) -> str:
