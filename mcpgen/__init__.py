@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcpgen.runtime.auth import OAuthClient
     from mcpgen.runtime.client import Client
+    from mcpgen.runtime.client_tasks import TaskFailed, TaskHandle
     from mcpgen.runtime.context import Context
     from mcpgen.runtime.errors import McpError, ResourceNotFound
+    from mcpgen.runtime.resource_auth import BearerAuth
     from mcpgen.runtime.server import Server, ToolError
 
 _LAZY = {
@@ -19,6 +21,9 @@ _LAZY = {
     "McpError": "mcpgen.runtime.errors",
     "OAuthClient": "mcpgen.runtime.auth",
     "ResourceNotFound": "mcpgen.runtime.errors",
+    "BearerAuth": "mcpgen.runtime.resource_auth",
+    "TaskHandle": "mcpgen.runtime.client_tasks",
+    "TaskFailed": "mcpgen.runtime.client_tasks",
 }
 
 
@@ -32,4 +37,16 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["Client", "Context", "McpError", "OAuthClient", "ResourceNotFound", "Server", "ToolError", "__version__"]
+__all__ = [
+    "BearerAuth",
+    "Client",
+    "Context",
+    "McpError",
+    "OAuthClient",
+    "ResourceNotFound",
+    "Server",
+    "TaskFailed",
+    "TaskHandle",
+    "ToolError",
+    "__version__",
+]
