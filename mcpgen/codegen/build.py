@@ -25,6 +25,7 @@ from mcpgen.codegen.ir import (
 )
 from mcpgen.codegen.loader import LoadedSchema, SchemaError, pointer_escape
 from mcpgen.codegen.patches import apply_patches
+from mcpgen.codegen.wire import add_wires
 
 _SCALARS: dict[str, Any] = {
     "string": "str",
@@ -77,6 +78,7 @@ class _Builder:
         )
         recursion.erase_cycles(model)
         discriminate.resolve_unions(model, self.facts)
+        add_wires(model)
         methods.build_methods(model, self.defs, self.facts)
         methods.assign_pages(model, self.facts)
         for table in ("open_objects", "open_definitions"):

@@ -97,6 +97,9 @@ class Field:
     type: TypeExpr
     required: bool
     description: str | None = None
+    # What msgspec reads at run time when it differs from ``type``: the same shape with a
+    # wired untagged union replaced by its wire struct (see :mod:`mcpgen.codegen.wire`).
+    runtime_type: TypeExpr | None = None
 
     @property
     def const_value(self) -> Any:
@@ -190,6 +193,52 @@ class UnionDef:
 
 TypeDef = StructDef | AliasDef | UnionDef
 
+
+# ---------------------------------------------------------------- wire forms of untagged unions
+
+
+@dataclass
+class WireValue:
+    """One keyword argument of an arm built from its union's wire struct."""
+
+    py_name: str  # the arm's attribute
+    attr: str  # the wire struct's attribute that holds the value
+    wire_name: str
+    # When the wire struct holds UNSET: the arm's required field is missing ("error"),
+    # takes its const default ("default"), or is optional and stays unset ("unset").
+    missing: Literal["error", "default", "unset"]
+    default: Any = None
+    # The arm's type, when the wire decoded something wider (plain JSON or a union).
+    check: TypeExpr | None = None
+    checked_as: TypeExpr | None = None  # what the wire decoded it as (Prim("Any"): plain JSON)
+
+
+@dataclass
+class WireArm:
+    condition: Check | None  # on the wire struct's attributes; None for the fallback
+    struct: str  # the arm's class
+    values: list[WireValue]
+
+
+@dataclass
+class WireUnion:
+    """How a union in a struct field decodes in one msgspec pass: ``struct`` holds every
+    arm's fields, and the arms (in the union's rule order) say how each is built from it."""
+
+    union: str
+    struct: StructDef
+    arms: list[WireArm]
+
+
+@dataclass
+class WireSlot:
+    """A field that holds a wired union directly, as list items or as dict values."""
+
+    field: Field
+    union: str
+    shape: Literal["one", "list", "dict"]
+
+
 # ---------------------------------------------------------------- methods
 
 Direction = Literal["c2s", "s2c"]
@@ -238,6 +287,8 @@ class Model:
     types: dict[str, TypeDef]
     methods: list[Method]
     reports: list[Report] = field(default_factory=list)
+    wires: dict[str, WireUnion] = field(default_factory=dict)  # union name -> its wire form
+    slots: dict[str, list[WireSlot]] = field(default_factory=dict)  # struct name -> wired fields
 
     def methods_for(self, direction: Direction, kind: str | None = None) -> list[Method]:
         """Messages sent in ``direction`` (all kinds but "input" unless asked for)."""

@@ -15,7 +15,7 @@ from typing import Any
 import jinja2
 
 from mcpgen import __version__
-from mcpgen.codegen import naming
+from mcpgen.codegen import naming, render_wire
 from mcpgen.codegen.ir import (
     AliasDef,
     Check,
@@ -64,6 +64,10 @@ IMPORTED = (
     "UntaggedUnion",
     "TypeVar",
     "cast",
+    "MISSING",
+    "lookup",
+    "wire_error",
+    "wire_value",
 )
 _SYMBOLS: dict[str, str] = {}
 
@@ -155,6 +159,8 @@ def _context(model: Model) -> dict[str, Any]:
         "structs": structs,
         "typedefs": _ordered_aliases(model),
         "untagged": [u for u in model.unions() if not u.native and u.erased is None],
+        "wires": list(model.wires.values()),
+        "slots": model.slots,
         "names": sorted(model.types),
         "c2s": model.methods_for("c2s"),
         "s2c": model.methods_for("s2c"),
@@ -189,7 +195,8 @@ def _needs_hook(model: Model, expr: TypeExpr) -> bool:
             elif isinstance(typedef, UnionDef):
                 memo[name] = not typedef.native or any(needs_hook(m) for m in typedef.members)
             elif isinstance(typedef, StructDef):
-                memo[name] = any(needs_hook(f.type) for f in typedef.fields)
+                # A field holding a wired union is decoded by msgspec (and its __post_init__).
+                memo[name] = any(needs_hook(f.type) for f in typedef.fields if f.runtime_type is None)
             else:
                 memo[name] = needs_hook(typedef.target)
         return memo[name]
@@ -266,6 +273,10 @@ def _environment(model: Model) -> jinja2.Environment:
         params_type=lambda m: py_type(m.params_type) if m.params_type else "None",
         result_type=lambda m: m.result_type or "None",
         result_is_union=lambda m: _result_is_union(model, m),
+    )
+    env.filters.update(
+        post_init=lambda slots: render_wire.post_init(slots, model.wires, sym, py_literal),
+        wire_converter=lambda w: render_wire.converter_function(w, sym, py_literal, py_type),
     )
     env.globals["ordered_checks"] = lambda u: _split_rules(model, u)
     env.globals["erased_names"] = frozenset(
@@ -368,8 +379,9 @@ def docstring(text: str | None, *, link: str | None = None, indent: int = 4) -> 
 
 
 def field_line(f: Field, struct: StructDef) -> str:
-    """One struct attribute: annotation, default and wire name."""
-    annotation = py_type(f.type)
+    """One struct attribute: annotation, default and wire name. A field holding a wired
+    untagged union names the union's wire struct (for type checkers, an alias of the union)."""
+    annotation = py_type(f.runtime_type or f.type)
     options: list[str] = []
     if not f.required:
         annotation = f"{annotation} | {sym('UnsetType')}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgspec import Struct
+from msgspec import Struct, ValidationError, convert
 
 MISSING: Any = object()
 
@@ -55,3 +55,23 @@ def join_error_path(message: str) -> str:
     parts = [p.rstrip("`") for p in paths]
     joined = parts[-1] + "".join(p[1:] for p in reversed(parts[:-1]))
     return f"{text} - at `{joined}`"
+
+
+def wire_error(exc: ValueError, where: str) -> ValueError:
+    """``exc``, raised while building an untagged union's arm from its wire struct, placed
+    at ``where`` (the field of the struct being decoded); msgspec appends that struct's own
+    place, which :func:`join_error_path` joins."""
+    text, found, rest = str(exc).partition(" - at `$")
+    return ValueError(f"{text} - at `{where}{rest}" if found else f"{text} - at `{where}`")
+
+
+def wire_value(value: Any, type_: Any, key: str) -> Any:
+    """``value``, kept as plain JSON by a wire struct, validated as ``type_``: the type the
+    picked arm gives its field ``key``. Errors name the place inside the arm."""
+    try:
+        return convert(value, type_)
+    except ValidationError as exc:
+        text, found, rest = join_error_path(str(exc)).partition(" - at `$")
+        raise ValueError(
+            f"{text} - at `$.{key}{rest}" if found else f"{text} - at `$.{key}`"
+        ) from None

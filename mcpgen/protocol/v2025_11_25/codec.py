@@ -34,7 +34,7 @@ def decode_client_result(raw: Any) -> Any:
         if "tasks" in raw:
             return _convert(raw, ListTasksResult)
         if "model" in raw:
-            return _convert_nested(raw, CreateMessageResult)
+            return _convert(raw, CreateMessageResult)
         if "roots" in raw:
             return _convert(raw, ListRootsResult)
         if raw.get("action") in ("accept", "cancel", "decline"):
@@ -49,7 +49,7 @@ def decode_elicit_request_params(raw: Any) -> Any:
     if isinstance(raw, dict):
         if raw.get("mode") == "url":
             return _convert(raw, ElicitRequestURLParams)
-    return _convert_nested(raw, ElicitRequestFormParams)
+    return _convert(raw, ElicitRequestFormParams)
 
 
 def decode_embedded_resource_resource(raw: Any) -> Any:
@@ -132,15 +132,15 @@ def decode_server_result(raw: Any) -> Any:
         if "resourceTemplates" in raw:
             return _convert(raw, ListResourceTemplatesResult)
         if "contents" in raw:
-            return _convert_nested(raw, ReadResourceResult)
+            return _convert(raw, ReadResourceResult)
         if "prompts" in raw:
             return _convert(raw, ListPromptsResult)
         if "messages" in raw:
-            return _convert_nested(raw, GetPromptResult)
+            return _convert(raw, GetPromptResult)
         if "tools" in raw:
             return _convert(raw, ListToolsResult)
         if "content" in raw:
-            return _convert_nested(raw, CallToolResult)
+            return _convert(raw, CallToolResult)
         if "tasks" in raw:
             return _convert(raw, ListTasksResult)
         if "completion" in raw:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
 from msgspec import UNSET, Meta, UnsetType, field
 
 from ._support import SchemaStruct, UntaggedUnion
+from ._support import MISSING, lookup, wire_error, wire_value
 
 
 class Annotations(SchemaStruct):
@@ -606,9 +607,18 @@ class ElicitRequest(SchemaStruct, tag_field="method", tag="elicitation/create"):
 
     id: RequestId
 
-    params: ElicitRequestParams
+    params: _ElicitRequestParamsWire
 
     jsonrpc: Literal["2.0"] = "2.0"
+
+    def __post_init__(self) -> None:
+        # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
+        params_: Any = self.params
+        if params_.__class__ is _ElicitRequestParamsWire:
+            try:
+                self.params = _elicit_request_params_from_wire(params_)
+            except ValueError as exc:
+                raise wire_error(exc, "$.params") from None
 
 
 class ElicitRequestFormParams(SchemaStruct):
@@ -648,13 +658,24 @@ class ElicitRequestFormParamsRequestedSchema(SchemaStruct):
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/client/elicitation
     """
 
-    properties: dict[str, PrimitiveSchemaDefinition]
+    properties: dict[str, _PrimitiveSchemaDefinitionWire]
 
     schema: str | UnsetType = field(default=UNSET, name="$schema")
 
     required: list[str] | UnsetType = UNSET
 
     type: Literal["object"] = "object"
+
+    def __post_init__(self) -> None:
+        # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
+        properties_: Any = self.properties
+        if properties_.__class__ is dict:
+            for key, value in properties_.items():
+                if value.__class__ is _PrimitiveSchemaDefinitionWire:
+                    try:
+                        properties_[key] = _primitive_schema_definition_from_wire(value)
+                    except ValueError as exc:
+                        raise wire_error(exc, "$.properties[...]") from None
 
 
 class ElicitRequestURLParams(SchemaStruct):
@@ -747,7 +768,7 @@ class EmbeddedResource(SchemaStruct, tag_field="type", tag="resource"):
 
     type: ClassVar[Literal["resource"]] = "resource"
 
-    resource: EmbeddedResourceResource
+    resource: _EmbeddedResourceResourceWire
 
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
     """Optional map reserved by MCP for protocol-level or implementation metadata attached to
@@ -756,6 +777,15 @@ class EmbeddedResource(SchemaStruct, tag_field="type", tag="resource"):
 
     annotations: Annotations | UnsetType = UNSET
     """Optional client hints about the intended audience, priority and last modification time."""
+
+    def __post_init__(self) -> None:
+        # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
+        resource_: Any = self.resource
+        if resource_.__class__ is _EmbeddedResourceResourceWire:
+            try:
+                self.resource = _embedded_resource_resource_from_wire(resource_)
+            except ValueError as exc:
+                raise wire_error(exc, "$.resource") from None
 
 
 class Error(SchemaStruct):
@@ -1733,12 +1763,23 @@ class ReadResourceResult(SchemaStruct):
     Spec: https://modelcontextprotocol.io/specification/2025-11-25/server/resources
     """
 
-    contents: list[EmbeddedResourceResource]
+    contents: list[_EmbeddedResourceResourceWire]
 
     meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
     """Optional map reserved by MCP for protocol-level or implementation metadata attached to
     this object; see the spec's general rules on _meta keys.
     """
+
+    def __post_init__(self) -> None:
+        # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
+        contents_: Any = self.contents
+        if contents_.__class__ is list:
+            for i, value in enumerate(contents_):
+                if value.__class__ is _EmbeddedResourceResourceWire:
+                    try:
+                        contents_[i] = _embedded_resource_resource_from_wire(value)
+                    except ValueError as exc:
+                        raise wire_error(exc, f"$.contents[{i}]") from None
 
 
 class RelatedTaskMetadata(SchemaStruct):
@@ -3176,6 +3217,320 @@ TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_requi
 
 Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/tasks
 """
+
+# Wire forms of the untagged unions that struct fields hold. msgspec has no untagged union
+# of structs, so such a field names, for msgspec only, a struct with every arm's fields:
+# the message decodes in one pass, then the holder's __post_init__ builds the arm the
+# union's rules pick (the converters below). Type checkers see the union itself.
+
+if TYPE_CHECKING:
+    _ElicitRequestParamsWire: TypeAlias = ElicitRequestParams
+else:
+
+    class _ElicitRequestParamsWire(SchemaStruct):
+        """The wire form of ElicitRequestParams: every arm's fields (see above)."""
+
+        message: str
+
+        meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+        elicitation_id: Any | UnsetType = field(default=UNSET, name="elicitationId")
+
+        mode: Literal["url", "form"] | UnsetType = UNSET
+
+        task: TaskMetadata | UnsetType = UNSET
+
+        url: Any | UnsetType = UNSET
+
+        requested_schema: Any | UnsetType = field(default=UNSET, name="requestedSchema")
+
+
+if TYPE_CHECKING:
+    _EmbeddedResourceResourceWire: TypeAlias = EmbeddedResourceResource
+else:
+
+    class _EmbeddedResourceResourceWire(SchemaStruct):
+        """The wire form of EmbeddedResourceResource: every arm's fields (see above)."""
+
+        uri: str
+
+        meta: dict[str, Any] | UnsetType = field(default=UNSET, name="_meta")
+
+        mime_type: str | UnsetType = field(default=UNSET, name="mimeType")
+
+        text: str | UnsetType = UNSET
+
+        blob: Any | UnsetType = UNSET
+
+
+if TYPE_CHECKING:
+    _PrimitiveSchemaDefinitionWire: TypeAlias = PrimitiveSchemaDefinition
+else:
+
+    class _PrimitiveSchemaDefinitionWire(SchemaStruct):
+        """The wire form of PrimitiveSchemaDefinition: every arm's fields (see above)."""
+
+        default: int | float | bool | str | list[str] | UnsetType = UNSET
+
+        description: str | UnsetType = UNSET
+
+        maximum: Any | UnsetType = UNSET
+
+        minimum: Any | UnsetType = UNSET
+
+        title: str | UnsetType = UNSET
+
+        type: Literal["integer", "number", "boolean", "string", "array"] | UnsetType = UNSET
+
+        one_of: Any | UnsetType = field(default=UNSET, name="oneOf")
+
+        items: Any | UnsetType = UNSET
+
+        max_items: Any | UnsetType = field(default=UNSET, name="maxItems")
+
+        min_items: Any | UnsetType = field(default=UNSET, name="minItems")
+
+        enum: Any | UnsetType = UNSET
+
+        enum_names: Any | UnsetType = field(default=UNSET, name="enumNames")
+
+        format: Any | UnsetType = UNSET
+
+        max_length: Any | UnsetType = field(default=UNSET, name="maxLength")
+
+        min_length: Any | UnsetType = field(default=UNSET, name="minLength")
+
+
+def _elicit_request_params_from_wire(wire: Any) -> Any:
+    """The ElicitRequestParams a decoded _ElicitRequestParamsWire stands for: picked, checked, built."""
+    if wire.mode == "url":
+        v_elicitation_id = wire.elicitation_id
+        if v_elicitation_id is UNSET:
+            raise ValueError("Object missing required field `elicitationId`")
+        elif not (v_elicitation_id.__class__ is str):
+            v_elicitation_id = wire_value(v_elicitation_id, str, "elicitationId")
+        v_url = wire.url
+        if v_url is UNSET:
+            raise ValueError("Object missing required field `url`")
+        elif not (v_url.__class__ is str):
+            v_url = wire_value(v_url, str, "url")
+        return ElicitRequestURLParams(
+            meta=wire.meta,
+            elicitation_id=v_elicitation_id,
+            message=wire.message,
+            mode=wire.mode,
+            task=wire.task,
+            url=v_url,
+        )
+    v_mode = wire.mode
+    if v_mode is not UNSET and not (v_mode in ("form",)):
+        v_mode = wire_value(v_mode, Literal["form"], "mode")
+    v_requested_schema = wire.requested_schema
+    if v_requested_schema is UNSET:
+        raise ValueError("Object missing required field `requestedSchema`")
+    else:
+        v_requested_schema = wire_value(
+            v_requested_schema, ElicitRequestFormParamsRequestedSchema, "requestedSchema"
+        )
+    return ElicitRequestFormParams(
+        meta=wire.meta,
+        message=wire.message,
+        mode=v_mode,
+        requested_schema=v_requested_schema,
+        task=wire.task,
+    )
+
+
+def _embedded_resource_resource_from_wire(wire: Any) -> Any:
+    """The EmbeddedResourceResource a decoded _EmbeddedResourceResourceWire stands for: picked, checked, built."""
+    if wire.text is not UNSET:
+        return TextResourceContents(
+            meta=wire.meta, mime_type=wire.mime_type, text=wire.text, uri=wire.uri
+        )
+    v_blob = wire.blob
+    if v_blob is UNSET:
+        raise ValueError("Object missing required field `blob`")
+    elif not (v_blob.__class__ is str):
+        v_blob = wire_value(v_blob, str, "blob")
+    return BlobResourceContents(meta=wire.meta, blob=v_blob, mime_type=wire.mime_type, uri=wire.uri)
+
+
+def _primitive_schema_definition_from_wire(wire: Any) -> Any:
+    """The PrimitiveSchemaDefinition a decoded _PrimitiveSchemaDefinitionWire stands for: picked, checked, built."""
+    if wire.type in ("integer", "number"):
+        v_default = wire.default
+        if v_default is not UNSET and not (
+            v_default.__class__ is float or v_default.__class__ is int
+        ):
+            v_default = wire_value(v_default, int | float, "default")
+        v_maximum = wire.maximum
+        if v_maximum is not UNSET and not (
+            v_maximum.__class__ is float or v_maximum.__class__ is int
+        ):
+            v_maximum = wire_value(v_maximum, int | float, "maximum")
+        v_minimum = wire.minimum
+        if v_minimum is not UNSET and not (
+            v_minimum.__class__ is float or v_minimum.__class__ is int
+        ):
+            v_minimum = wire_value(v_minimum, int | float, "minimum")
+        return NumberSchema(
+            default=v_default,
+            description=wire.description,
+            maximum=v_maximum,
+            minimum=v_minimum,
+            title=wire.title,
+            type=wire.type,
+        )
+    if wire.type == "boolean":
+        v_default = wire.default
+        if v_default is not UNSET and not (v_default.__class__ is bool):
+            v_default = wire_value(v_default, bool, "default")
+        return BooleanSchema(
+            default=v_default, description=wire.description, title=wire.title, type=wire.type
+        )
+    if wire.one_of is not UNSET:
+        v_default = wire.default
+        if v_default is not UNSET and not (v_default.__class__ is str):
+            v_default = wire_value(v_default, str, "default")
+        v_one_of = wire.one_of
+        if v_one_of is not UNSET:
+            v_one_of = wire_value(v_one_of, list[TitledSingleSelectEnumSchemaOneOfItem], "oneOf")
+        v_type = wire.type
+        if v_type is UNSET:
+            v_type = "string"
+        elif not (v_type in ("string",)):
+            v_type = wire_value(v_type, Literal["string"], "type")
+        return TitledSingleSelectEnumSchema(
+            default=v_default,
+            description=wire.description,
+            one_of=v_one_of,
+            title=wire.title,
+            type=v_type,
+        )
+    if lookup(wire.items, "enum") is not MISSING:
+        v_default = wire.default
+        if v_default is not UNSET and not (v_default.__class__ is list):
+            v_default = wire_value(v_default, list[str], "default")
+        v_items = wire.items
+        if v_items is UNSET:
+            raise ValueError("Object missing required field `items`")
+        else:
+            v_items = wire_value(v_items, UntitledMultiSelectEnumSchemaItems, "items")
+        v_max_items = wire.max_items
+        if v_max_items is not UNSET and not (v_max_items.__class__ is int):
+            v_max_items = wire_value(v_max_items, int, "maxItems")
+        v_min_items = wire.min_items
+        if v_min_items is not UNSET and not (v_min_items.__class__ is int):
+            v_min_items = wire_value(v_min_items, int, "minItems")
+        v_type = wire.type
+        if v_type is UNSET:
+            v_type = "array"
+        elif not (v_type in ("array",)):
+            v_type = wire_value(v_type, Literal["array"], "type")
+        return UntitledMultiSelectEnumSchema(
+            default=v_default,
+            description=wire.description,
+            items=v_items,
+            max_items=v_max_items,
+            min_items=v_min_items,
+            title=wire.title,
+            type=v_type,
+        )
+    if wire.type == "array":
+        v_default = wire.default
+        if v_default is not UNSET and not (v_default.__class__ is list):
+            v_default = wire_value(v_default, list[str], "default")
+        v_items = wire.items
+        if v_items is UNSET:
+            raise ValueError("Object missing required field `items`")
+        else:
+            v_items = wire_value(v_items, TitledMultiSelectEnumSchemaItems, "items")
+        v_max_items = wire.max_items
+        if v_max_items is not UNSET and not (v_max_items.__class__ is int):
+            v_max_items = wire_value(v_max_items, int, "maxItems")
+        v_min_items = wire.min_items
+        if v_min_items is not UNSET and not (v_min_items.__class__ is int):
+            v_min_items = wire_value(v_min_items, int, "minItems")
+        return TitledMultiSelectEnumSchema(
+            default=v_default,
+            description=wire.description,
+            items=v_items,
+            max_items=v_max_items,
+            min_items=v_min_items,
+            title=wire.title,
+            type=wire.type,
+        )
+    if wire.enum_names is not UNSET:
+        v_default = wire.default
+        if v_default is not UNSET and not (v_default.__class__ is str):
+            v_default = wire_value(v_default, str, "default")
+        v_enum = wire.enum
+        if v_enum is UNSET:
+            raise ValueError("Object missing required field `enum`")
+        else:
+            v_enum = wire_value(v_enum, list[str], "enum")
+        v_enum_names = wire.enum_names
+        if v_enum_names is not UNSET:
+            v_enum_names = wire_value(v_enum_names, list[str], "enumNames")
+        v_type = wire.type
+        if v_type is UNSET:
+            v_type = "string"
+        elif not (v_type in ("string",)):
+            v_type = wire_value(v_type, Literal["string"], "type")
+        return LegacyTitledEnumSchema(
+            default=v_default,
+            description=wire.description,
+            enum=v_enum,
+            enum_names=v_enum_names,
+            title=wire.title,
+            type=v_type,
+        )
+    if wire.enum is not UNSET:
+        v_default = wire.default
+        if v_default is not UNSET and not (v_default.__class__ is str):
+            v_default = wire_value(v_default, str, "default")
+        v_enum = wire.enum
+        if v_enum is not UNSET:
+            v_enum = wire_value(v_enum, list[str], "enum")
+        v_type = wire.type
+        if v_type is UNSET:
+            v_type = "string"
+        elif not (v_type in ("string",)):
+            v_type = wire_value(v_type, Literal["string"], "type")
+        return UntitledSingleSelectEnumSchema(
+            default=v_default,
+            description=wire.description,
+            enum=v_enum,
+            title=wire.title,
+            type=v_type,
+        )
+    v_default = wire.default
+    if v_default is not UNSET and not (v_default.__class__ is str):
+        v_default = wire_value(v_default, str, "default")
+    v_format = wire.format
+    if v_format is not UNSET and not (v_format in ("date", "date-time", "email", "uri")):
+        v_format = wire_value(v_format, Literal["date", "date-time", "email", "uri"], "format")
+    v_max_length = wire.max_length
+    if v_max_length is not UNSET and not (v_max_length.__class__ is int):
+        v_max_length = wire_value(v_max_length, int, "maxLength")
+    v_min_length = wire.min_length
+    if v_min_length is not UNSET and not (v_min_length.__class__ is int):
+        v_min_length = wire_value(v_min_length, int, "minLength")
+    v_type = wire.type
+    if v_type is UNSET:
+        v_type = "string"
+    elif not (v_type in ("string",)):
+        v_type = wire_value(v_type, Literal["string"], "type")
+    return StringSchema(
+        default=v_default,
+        description=wire.description,
+        format=v_format,
+        max_length=v_max_length,
+        min_length=v_min_length,
+        title=wire.title,
+        type=v_type,
+    )
+
 
 __all__ = [
     "Annotations",

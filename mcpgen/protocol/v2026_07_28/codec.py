@@ -32,15 +32,15 @@ def decode_call_tool_result_response_result(raw: Any) -> Any:
     """A value of CallToolResultResponseResult: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if raw.get("resultType") == "input_required":
-            return _convert_nested(raw, InputRequiredResult)
-    return _convert_nested(raw, CallToolResult)
+            return _convert(raw, InputRequiredResult)
+    return _convert(raw, CallToolResult)
 
 
 def decode_elicit_request_params(raw: Any) -> Any:
     """A value of ElicitRequestParams: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if "requestedSchema" in raw:
-            return _convert_nested(raw, ElicitRequestFormParams)
+            return _convert(raw, ElicitRequestFormParams)
     return _convert(raw, ElicitRequestURLParams)
 
 
@@ -70,15 +70,15 @@ def decode_get_prompt_result_response_result(raw: Any) -> Any:
     """A value of GetPromptResultResponseResult: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if raw.get("resultType") == "input_required":
-            return _convert_nested(raw, InputRequiredResult)
-    return _convert_nested(raw, GetPromptResult)
+            return _convert(raw, InputRequiredResult)
+    return _convert(raw, GetPromptResult)
 
 
 def decode_input_response(raw: Any) -> Any:
     """A value of InputResponse: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if "model" in raw:
-            return _convert_nested(raw, CreateMessageResult)
+            return _convert(raw, CreateMessageResult)
         if "roots" in raw:
             return _convert(raw, ListRootsResult)
     return _convert(raw, ElicitResult)
@@ -136,15 +136,15 @@ def decode_read_resource_result_response_result(raw: Any) -> Any:
     """A value of ReadResourceResultResponseResult: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if raw.get("resultType") == "input_required":
-            return _convert_nested(raw, InputRequiredResult)
-    return _convert_nested(raw, ReadResourceResult)
+            return _convert(raw, InputRequiredResult)
+    return _convert(raw, ReadResourceResult)
 
 
 def decode_server_result(raw: Any) -> Any:
     """A value of ServerResult: the variant ``raw`` belongs to, built from it."""
     if isinstance(raw, dict):
         if raw.get("resultType") == "input_required":
-            return _convert_nested(raw, InputRequiredResult)
+            return _convert(raw, InputRequiredResult)
         if "capabilities" in raw:
             return _convert(raw, DiscoverResult)
         if "resources" in raw:
@@ -152,15 +152,15 @@ def decode_server_result(raw: Any) -> Any:
         if "resourceTemplates" in raw:
             return _convert(raw, ListResourceTemplatesResult)
         if "contents" in raw:
-            return _convert_nested(raw, ReadResourceResult)
+            return _convert(raw, ReadResourceResult)
         if "prompts" in raw:
             return _convert(raw, ListPromptsResult)
         if "messages" in raw:
-            return _convert_nested(raw, GetPromptResult)
+            return _convert(raw, GetPromptResult)
         if raw.get("cacheScope") in ("private", "public"):
             return _convert(raw, ListToolsResult)
         if "content" in raw:
-            return _convert_nested(raw, CallToolResult)
+            return _convert(raw, CallToolResult)
         if "completion" in raw:
             return _convert(raw, CompleteResult)
         if "_meta" in raw:
