@@ -433,6 +433,17 @@ async def test_redis_stopped_mid_test_answers_errors_naming_the_store(fresh_redi
         assert named in reply.json()["error"]["message"]
         assert len(app.sessions) == 1  # the refused one is not kept
 
+        # A stream (progress before the answer) still delivers, its events without ids.
+        params = {"name": "steps", "arguments": {"n": 3, "pause": 0}, "_meta": {"progressToken": "p"}}
+        request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+        got: list[Any] = []
+        async with client.stream("POST", url, content=json.dumps(request), headers=legacy_headers(session)) as r:
+            assert r.headers["content-type"].startswith("text/event-stream")
+            reader = SseReader(r)
+            while (event := await reader.next()) is not None:
+                got.append((event.id, progress_of(event), (event.data or {}).get("id")))
+        assert got == [(None, 1, None), (None, 2, None), (None, 3, None), (None, None, 2)], got
+
         # The server carries on: the existing session and plain calls still work.
         assert (await call(client, url, "whoami", {}))["structuredContent"]["pid"] > 0
         request = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}}
@@ -456,3 +467,15 @@ async def test_redis_is_imported_only_when_the_store_is_first_used() -> None:
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "False"
+
+
+def test_without_redis_server_the_tests_skip_with_one_reason_or_fail_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests import redis_server as helper
+
+    monkeypatch.setattr(helper, "redis_binary", lambda: None)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="needs redis-server"):
+        helper.require_redis()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true: needs redis-server"):
+        helper.require_redis()

@@ -400,8 +400,7 @@ class McpHttpApp:
         # the priming event, a notification and the response of a request all at once.
         ready: list[bytes] = []
         try:
-            if prime:
-                event_id = await events.store(stream.id, b"")
+            if prime and (event_id := await _keep(events, stream.id, b"")) is not None:
                 ready.append(sse.event(b"", event_id, self.options.retry_ms))
             for event_id, frame in replay:
                 if frame:
@@ -428,7 +427,7 @@ class McpHttpApp:
                             # Taken off the queue as the client left: into the store with it.
                             frame, final = getter.result()
                             if final is not None:
-                                await events.store(stream.id, frame)
+                                await _keep(events, stream.id, frame)
                                 if final:
                                     await _end_stream(events, stream.id)
                         return
@@ -439,16 +438,11 @@ class McpHttpApp:
                     frame, final = getter.result()
                 if final is None:
                     break  # the handler asked to end this connection (polling); the stream lives on
-                event_id = await events.store(stream.id, frame)
-                ready.append(sse.event(frame, event_id))
+                ready.append(sse.event(frame, await _keep(events, stream.id, frame)))
                 if final:
                     await _end_stream(events, stream.id)
                     break
             await send({"type": "http.response.body", "body": b"".join(ready), "more_body": False})
-        except StoreUnavailable as exc:
-            # The response has begun: no error can be sent on it. End the connection; what
-            # is queued stays with the stream (a resume may find the store back).
-            log.warning("mcpgen: SSE stream %s cut short: %s", stream.id, exc.message)
         finally:
             stream.attached = False
             disconnected.cancel()
@@ -763,10 +757,34 @@ async def _next(batches: AsyncIterator[list[tuple[str, bytes]]]) -> list[tuple[s
     return await anext(batches, None)
 
 
+async def _keep(events: EventStore, stream_id: str, frame: bytes) -> str | None:
+    """Store an event; its id, or None when a shared store is down: the event then goes
+    out without an id (the client gets it, but cannot resume after it)."""
+    try:
+        return await events.store(stream_id, frame)
+    except StoreUnavailable as exc:
+        _store_down(exc)
+        return None
+
+
 async def _end_stream(events: EventStore, stream_id: str) -> None:
     """Mark a stream's end in a shared store, for a reader following it on another worker."""
     if isinstance(events, SharedEventStore):
-        await events.end(stream_id)
+        try:
+            await events.end(stream_id)
+        except StoreUnavailable as exc:
+            _store_down(exc)
+
+
+_store_warned = [0.0]  # when the last "store down" warning was logged
+
+
+def _store_down(exc: StoreUnavailable) -> None:
+    """Log a shared store's outage, at most once every 10 s (each event would say it)."""
+    now = time.monotonic()
+    if now - _store_warned[0] >= 10.0:
+        _store_warned[0] = now
+        log.warning("mcpgen: SSE events sent without ids (not resumable): %s", exc.message)
 
 
 def _of_session(stream_id: str, session_id: str) -> bool:
