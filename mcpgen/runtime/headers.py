@@ -45,30 +45,32 @@ def decode_value(value: str) -> str:
 def check_request(
     headers: Mapping[str, str],
     method: str,
-    params: dict[str, Any],
+    named: Any,
+    arguments: Any,
     version: Any,
     tool_headers: Any,
 ) -> None:
-    """Refuse a request whose headers disagree with its body (``headers`` lower-cased)."""
+    """Refuse a request whose headers disagree with its body (``headers`` lower-cased).
+    ``named`` is the value of the param Mcp-Name mirrors for this method (see
+    :data:`NAME_PARAMS`; None when absent), ``arguments`` the request's ``arguments``."""
     sent = headers.get("mcp-protocol-version")
     if sent is None:
         raise HeaderMismatch("MCP-Protocol-Version is missing")
     if sent.strip(" \t") != version:
         raise HeaderMismatch("MCP-Protocol-Version differs from _meta's protocol version")
-    named = headers.get("mcp-method")
-    if named is None or named.strip(" \t") != method:
+    mentioned = headers.get("mcp-method")
+    if mentioned is None or mentioned.strip(" \t") != method:
         raise HeaderMismatch("Mcp-Method is missing or differs from the method")
     field = NAME_PARAMS.get(method)
     if field is not None:
         name = headers.get("mcp-name")
         if name is None:
             raise HeaderMismatch("Mcp-Name is missing")
-        if decode_value(name) != params.get(field):
+        if decode_value(name) != named:
             raise HeaderMismatch(f"Mcp-Name differs from params.{field}")
-    if method == "tools/call" and isinstance(params.get("name"), str):
-        annotated = tool_headers(params["name"])
+    if method == "tools/call" and isinstance(named, str):
+        annotated = tool_headers(named)
         if annotated:
-            arguments = params.get("arguments")
             _check_params(headers, annotated, arguments if isinstance(arguments, dict) else {})
 
 

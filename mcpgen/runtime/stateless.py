@@ -15,9 +15,8 @@ the request's own SSE stream over HTTP). Asking the client for input goes throug
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +38,15 @@ from mcpgen.runtime.errors import (
 from mcpgen.runtime.framing import Envelope, RequestId, error_frame
 from mcpgen.runtime.input_required import InputRequired, InputScope, StateSealer
 from mcpgen.runtime.session import NOT_NOW, RequestContext, current_request
-from mcpgen.runtime.versions import LATEST, LATEST_STATELESS, SUPPORTED, bindings, era_of, method_exists
+from mcpgen.runtime.versions import (
+    LATEST,
+    LATEST_STATELESS,
+    STATELESS,
+    SUPPORTED,
+    bindings,
+    era_of,
+    method_exists,
+)
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server import Server
@@ -57,7 +64,7 @@ Sink = Callable[[bytes], Awaitable[None]]
 """Where a request's own notifications go (progress, logs, listen events)."""
 
 # The tasks extension's methods (mcpgen.runtime.tasks): not in the core schema.
-_TASK_METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 # Status codes of the Streamable HTTP binding for errors the stateless era defines.
 _HTTP_STATUS = {
@@ -98,6 +105,37 @@ class StatelessRequest:
     unasked: Any = None
 
 
+@dataclass(slots=True)
+class _Plan:
+    """What admitting a request of one method takes, worked out once per method: the hot
+    path reads the params straight into their type (one typed decode checks them) instead
+    of parsing them to a dict and converting that twice, and looks nothing up by version."""
+
+    spec: Any
+    # The stateless-era versions in which the method exists.
+    versions: frozenset[str]
+    # The server capability the method needs (tools, resources, ...), if any.
+    capability: str | None
+    # The server's synchronous handler for the method (Server.immediate_handler), if any.
+    immediate: Callable[[Any], Any] | None
+    # Params bytes -> the handshake era's params struct the handlers take; None for a
+    # method only this era has (its handler takes this era's struct).
+    read_handshake: Callable[[Any], Any] | None
+    # Params bytes -> this era's params struct; None when the type does not carry what
+    # the checks read (the request then takes the general path, through a dict).
+    read: Callable[[Any], Any] | None = None
+    # Attribute names, in that struct, of the param Mcp-Name mirrors (tools/call: name),
+    # of the tool arguments, and of a retry's requestState and inputResponses.
+    named: str | None = None
+    arguments: str | None = None
+    retry: tuple[str, str] | None = None
+
+
+_NOT_PLANNED: Any = object()
+# What a typed decode raises for params it refuses (the general path then says why).
+_UNREADABLE = (msgspec.MsgspecError, ValueError, TypeError, RecursionError)
+
+
 class StatelessServer:
     """Serves stateless-era requests for one :class:`Server`."""
 
@@ -112,6 +150,7 @@ class StatelessServer:
         self.handshake = bindings(LATEST)
         self.sealer = StateSealer(server.state_key)
         self._result_classes: dict[str, type | None] = {}
+        self._plans: dict[str, _Plan | None] = {}
 
     # ------------------------------------------------------------ entry points
 
@@ -175,8 +214,31 @@ class StatelessServer:
         """Check a request in the protocol's order and decode its params, or raise the
         error that refuses it."""
         method: str = env.method
-        raw = _params_object(env.params)  # parsed once: _meta and headers are read from it
-        meta = raw.get("_meta")
+        plan = self._plans.get(method, _NOT_PLANNED)
+        if plan is _NOT_PLANNED:
+            plan = self._plan(method)
+        typed: Any = None
+        if plan is not None and plan.read is not None and env.params is not UNSET:
+            try:
+                typed = plan.read(env.params)
+            except _UNREADABLE:
+                pass  # the general path below says why
+        raw: dict[str, Any] | None = None
+        if typed is not None:
+            # Read as this method's params type: _meta is there, an object, and every
+            # field is checked; the checks below read the struct.
+            assert plan is not None
+            meta: Any = typed.meta
+            named = getattr(typed, plan.named) if plan.named is not None else None
+            arguments = getattr(typed, plan.arguments) if plan.arguments is not None else None
+        else:
+            # Anything else (malformed, another method, an extension's type) is parsed once
+            # to a dict, so that each refusal is the one the protocol's order gives.
+            raw = _params_object(env.params)
+            meta = raw.get("_meta")
+            field = http_headers.NAME_PARAMS.get(method)
+            named = raw.get(field) if field is not None else None
+            arguments = raw.get("arguments")
         if not isinstance(meta, dict) or META_VERSION not in meta or not isinstance(meta.get(META_CAPABILITIES), dict):
             raise Refused(
                 INVALID_PARAMS,
@@ -184,45 +246,88 @@ class StatelessServer:
             )
         version = meta[META_VERSION]
         if headers is not None:
-            http_headers.check_request(headers, method, raw, version, self.tool_headers)
-        if not isinstance(version, str) or era_of(version) != "stateless":
-            raise Refused(
-                UNSUPPORTED_VERSION,
-                f"Unsupported protocol version: {version!r}",
-                {"supported": list(SUPPORTED), "requested": version if isinstance(version, str) else str(version)},
-            )
-        if method in _TASK_METHODS and self.server.offers_tasks:
-            return self.server.tasks.admit(self, env, raw, headers, sink)
-        spec = self.table.get(method)
-        if (
-            spec is None
-            or spec.kind != "request"
-            or (not method_exists("c2s", method, version) and method not in self.server.extension_methods)
-        ):
+            http_headers.check_request(headers, method, named, arguments, version, self.tool_headers)
+        if plan is None or version.__class__ is not str or version not in plan.versions:
+            # Not a method this version has, or not a version this era speaks: which.
+            if not isinstance(version, str) or era_of(version) != "stateless":
+                raise Refused(
+                    UNSUPPORTED_VERSION,
+                    f"Unsupported protocol version: {version!r}",
+                    {"supported": list(SUPPORTED), "requested": version if isinstance(version, str) else str(version)},
+                )
+            if method in _TASK_METHODS and self.server.offers_tasks:
+                raw = raw if raw is not None else _params_object(env.params)
+                return self.server.tasks.admit(self, env, raw, headers, sink)
             raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
-        if spec.capability is not None and not self.server.declares(spec.capability.removeprefix("server.")):
+        spec = plan.spec
+        if plan.capability is not None and not self.server.declares(plan.capability):
             raise Refused(METHOD_NOT_FOUND, f"Method not found: {method} ({spec.capability} not offered)")
         level = meta.get(META_LOG_LEVEL)
         if level is not None and level not in _LOG_LEVELS:
             raise Refused(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        params = self._convert(spec, raw)
+        params = None
+        if typed is not None:
+            params = typed if plan.read_handshake is None else _read(plan.read_handshake, env.params)
+        if params is None:  # not read above, or refused by the handshake era's type: say why
+            params = self._convert(spec, raw if raw is not None else _params_object(env.params))
         info = meta.get(META_CLIENT_INFO)
+        # id, method, version, capabilities, client_info, log_level, sink (positional: cheaper)
         request = StatelessRequest(
-            id=env.id,
-            method=method,
-            version=version,
-            capabilities=meta[META_CAPABILITIES],
-            client_info=info if isinstance(info, dict) else None,
-            log_level=level,
-            sink=sink,
+            env.id, method, version, meta[META_CAPABILITIES], info if isinstance(info, dict) else None, level, sink
         )
         if spec.input_required:
-            if "requestState" in raw or "inputResponses" in raw:
+            if typed is not None and plan.retry is not None:
+                # A field is set exactly when the params have its key (JSON has no UNSET).
+                retry = getattr(typed, plan.retry[0]) is not UNSET or getattr(typed, plan.retry[1]) is not UNSET
+            else:
+                raw = raw if raw is not None else _params_object(env.params)
+                retry = "requestState" in raw or "inputResponses" in raw
+            if retry:
+                raw = raw if raw is not None else _params_object(env.params)
                 request.inputs = InputScope.for_retry(self.sealer, request.capabilities, method, raw)
             else:
                 # Nothing to check now: built from the params as sent if the handler asks.
                 request.unasked = env.params
         return request, params
+
+    def _plan(self, method: str) -> _Plan | None:
+        """The plan of a method of the table, made once (None for notifications, the tasks
+        extension's methods and methods the table does not have)."""
+        spec = self.table.get(method)
+        if spec is None:
+            return None  # a peer's made-up method: nothing kept for it
+        if spec.kind != "request" or method in _TASK_METHODS:  # tasks/*: the extension's own path
+            self._plans[method] = None
+            return None
+        extension = method in self.server.extension_methods
+        same = self.handshake.CLIENT_TO_SERVER.get(method)
+        plan = _Plan(
+            spec=spec,
+            versions=frozenset(v for v in STATELESS if extension or method_exists("c2s", method, v)),
+            capability=spec.capability.removeprefix("server.") if spec.capability is not None else None,
+            immediate=self.server.immediate_handler(spec.handler),
+            read_handshake=self.handshake.decoder(same.params_type).decode if same is not None else None,
+        )
+        # Read straight into the params type only when it carries everything the checks
+        # read (derived from the type, so an extension's method is covered too): a
+        # required _meta, the param Mcp-Name names, and for a method that may ask the
+        # client for input, the retry's fields.
+        params_type = spec.params_type
+        if isinstance(params_type, type) and issubclass(params_type, msgspec.Struct):
+            fields = {f.encode_name: f for f in msgspec.structs.fields(params_type)}
+            meta = fields.get("_meta")
+            named = http_headers.NAME_PARAMS.get(method)
+            needed = [named] if named is not None else []
+            if spec.input_required:
+                needed += ["requestState", "inputResponses"]
+            if meta is not None and meta.required and meta.name == "meta" and all(n in fields for n in needed):
+                plan.read = self.package.decoder(params_type).decode
+                plan.named = fields[named].name if named is not None else None
+                plan.arguments = fields["arguments"].name if "arguments" in fields else None
+                if spec.input_required:
+                    plan.retry = (fields["requestState"].name, fields["inputResponses"].name)
+        self._plans[method] = plan
+        return plan
 
     def tool_headers(self, name: str) -> Mapping[str, str]:
         """The x-mcp-header annotations of a tool's arguments: argument -> header name."""
@@ -255,43 +360,46 @@ class StatelessServer:
             if frame is not None:
                 return frame
         handler = getattr(self.server, self.table[method].handler)
-        with self._serving(request, params):
+        token = current_request.set(self.context(request, params))
+        try:
             result = await handler(params)
+        except McpError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:  # -32602 in this era (the handlers raise -32002)
+                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
+        finally:
+            current_request.reset(token)
         return self._result(request, params, result)
 
     def dispatch_now(self, request: StatelessRequest, params: Any) -> bytes | None:
         """:meth:`dispatch` on the spot, when the server has a synchronous handler for the
         method and it answers this request at once; None when it must be awaited."""
-        if request.method in _TASK_METHODS:
-            return None
-        immediate = self.server.immediate_handler(self.table[request.method].handler)
+        plan = self._plans.get(request.method)  # None for tasks/*, which are never answered on the spot
+        immediate = plan.immediate if plan is not None else None
         if immediate is None:
             return None
-        with self._serving(request, params):
-            result = immediate(params)
-        if result is NOT_NOW:
-            return None
-        return self._result(request, params, result)
-
-    @contextlib.contextmanager
-    def _serving(self, request: StatelessRequest, params: Any) -> Iterator[None]:
-        """Around a handler: the request context it sees, and the era's resource-not-found
-        code (-32602; the handshake era's -32002 is what the handlers raise)."""
+        # Around the handler: the request context it sees (a plain try, not a context
+        # manager: this runs for every request answered on the spot).
         token = current_request.set(self.context(request, params))
         try:
-            yield
+            result = immediate(params)
         except McpError as exc:
-            if exc.code == RESOURCE_NOT_FOUND:
+            if exc.code == RESOURCE_NOT_FOUND:  # -32602 in this era (the handlers raise -32002)
                 raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
             raise
         finally:
             current_request.reset(token)
+        if result is NOT_NOW:
+            return None
+        return self._result(request, params, result)
 
     def _result(self, request: StatelessRequest, params: Any, result: Any) -> bytes:
         """The result frame, once the handler's result is checked to be of its method's type
         (as the handshake era does: a wrong type never reaches the wire)."""
         method = request.method
-        expected = self._result_class(method)
+        expected = self._result_classes.get(method, _NOT_PLANNED)
+        if expected is _NOT_PLANNED:
+            expected = self._result_class(method)
         if expected is not None and not isinstance(result, expected):
             log.error("mcpgen: %s handler returned %s, not %s", method, type(result).__name__, expected.__name__)
             raise McpError(INTERNAL_ERROR, "Internal error")
@@ -308,11 +416,11 @@ class StatelessServer:
 
     def context(self, request: StatelessRequest, params: Any) -> RequestContext:
         """The request context handlers (and :class:`Context`) see for this request."""
-        meta = getattr(params, "meta", None)
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        return RequestContext(
-            StatelessPeer(self, request), request.id, request.method, meta if isinstance(meta, dict) else UNSET, token
-        )
+        meta = getattr(params, "meta", UNSET)
+        peer = StatelessPeer(self, request)
+        if isinstance(meta, dict):
+            return RequestContext(peer, request.id, request.method, meta, meta.get("progressToken"))
+        return RequestContext(peer, request.id, request.method, UNSET, None)
 
     def discover_result(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -427,6 +535,17 @@ class StatelessPeer:
         if request.inputs is None:
             raise McpError(INVALID_PARAMS, f"{request.method} cannot ask the client for input")
         return request.inputs
+
+
+def _read(read: Callable[[Any], Any] | None, params: Any) -> Any:
+    """The params read by a plan's typed decoder, or None when there is none or it refuses
+    them (the caller then takes the general path)."""
+    if read is None or params is UNSET:
+        return None
+    try:
+        return read(params)
+    except _UNREADABLE:
+        return None
 
 
 def _params_object(params: Any) -> dict[str, Any]:
