@@ -479,3 +479,22 @@ def test_without_redis_server_the_tests_skip_with_one_reason_or_fail_in_ci(monke
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="CI=true: needs redis-server"):
         helper.require_redis()
+
+
+async def test_a_session_reaped_for_idleness_ends_and_leaves_the_registry(redis: RedisServer) -> None:
+    """Its handler task ends, its transport closes, and other workers no longer know it."""
+    server, app, store = make_app(redis.url, _prefix(), session_idle_timeout=0.3)
+    async with serving(app) as url, httpx.AsyncClient(timeout=10) as client:
+        session = await open_session(client, url)
+        live = app.sessions[session]
+        assert await store.sessions.lookup(session) is not None
+        await asyncio.sleep(0.4)
+        app._reap()
+        assert session not in app.sessions
+
+        async def closed() -> bool:
+            return live.task.done() and live.transport.closed and await store.sessions.lookup(session) is None
+
+        await _until(closed)
+        assert not server.sessions
+    await store.aclose()

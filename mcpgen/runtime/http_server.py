@@ -194,6 +194,7 @@ class McpHttpApp:
         self._legacy: Any = None
         self.guard = server.auth  # OAuth (mcpgen.runtime.resource_auth), or None
         self.registry: SessionRegistry | None = None
+        self._closing: set[asyncio.Task[None]] = set()  # reaped sessions being closed
         if options.store is not None:
             self.registry = options.store.sessions
             if options.event_store is MemoryEventStore:
@@ -689,8 +690,10 @@ class McpHttpApp:
 
     async def _end(self, session_id: str) -> None:
         live = self.sessions.pop(session_id, None)
-        if live is None:
-            return
+        if live is not None:
+            await self._close_session(session_id, live)
+
+    async def _close_session(self, session_id: str, live: _Live) -> None:
         for drain in list(live.extra.get("drains", ())):
             drain.cancel()
         if self.registry is not None:
@@ -718,8 +721,13 @@ class McpHttpApp:
         if force and not expired and idle:
             expired = [min(idle)[1]]
         for sid in expired:
-            asyncio.ensure_future(self._end(sid))
-            self.sessions.pop(sid, None)
+            live = self.sessions.pop(sid, None)  # at once: the slot is free for the caller
+            if live is not None:
+                # Closed here, not through _end, which would no longer find it (the session's
+                # task and transport were left running).
+                closing = asyncio.ensure_future(self._close_session(sid, live))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
 
 
 _MAX_DETACHED = 10_000  # messages kept for a stream no connection is reading
