@@ -360,7 +360,7 @@ async def test_a_task_started_on_one_worker_is_answered_and_cancelled_on_another
             return result
 
         async def waiting() -> bool:
-            return (await status_on_b())["status"] == "input_required"
+            return bool((await status_on_b())["status"] == "input_required")
 
         await _until(waiting)
         asked = (await status_on_b())["inputRequests"]["go"]
@@ -371,7 +371,7 @@ async def test_a_task_started_on_one_worker_is_answered_and_cancelled_on_another
         assert status == 200 and answer["result"]["resultType"] == "complete", answer
 
         async def completed() -> bool:
-            return (await status_on_b())["status"] == "completed"
+            return bool((await status_on_b())["status"] == "completed")
 
         await _until(completed)
         assert (await status_on_b())["result"]["structuredContent"]["word"] == "yes"

@@ -18,7 +18,7 @@ from tests.http_server import free_port
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 TASKS = "io.modelcontextprotocol/tasks"
-CAPABILITIES = {"elicitation": {}, "extensions": {TASKS: {}}}
+CAPABILITIES: dict[str, Any] = {"elicitation": {}, "extensions": {TASKS: {}}}
 
 
 def meta() -> dict[str, Any]:
