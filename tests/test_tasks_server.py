@@ -515,6 +515,20 @@ async def test_closing_the_manager_fails_the_running_tasks() -> None:
         assert failed["status"] == "failed" and failed["error"]["code"] == -32603
 
 
+async def test_server_shutdown_fails_the_running_tasks() -> None:
+    # uvicorn's lifespan shutdown closes the app, which stops the tasks it runs: none is
+    # left running unrecorded (or leaked) when the server goes away.
+    store = KeptStore()
+    server = build(task_store=store)
+    async with serving(server) as peer:
+        task_id = (await peer.start("blocker"))["taskId"]
+        await peer.until(task_id, "working")
+    assert server.tasks.running == 0
+    assert server.seen["cancelled"] == 1  # type: ignore[attr-defined]
+    record = await store.get(task_id)
+    assert record is not None and b'"failed"' in record
+
+
 # ------------------------------------------------------------------ the store's contract
 
 

@@ -263,11 +263,12 @@ class McpHttpApp:
                 return
 
     async def close(self) -> None:
-        """End every session (cancelling their handlers)."""
+        """End every session (cancelling their handlers) and the tasks running here."""
         for session_id in list(self.sessions):
             await self._end(session_id)
         if self._reaper is not None:
             self._reaper.cancel()
+        await self.server.stop_tasks()
 
     # ------------------------------------------------------------ checks
 

@@ -753,6 +753,12 @@ class Server:
             self._tasks = TaskManager(self, self._task_store)
         return self._tasks
 
+    async def stop_tasks(self) -> None:
+        """Stop the tasks this process runs (each is recorded ``failed``) and close the task
+        store: the HTTP app does so at shutdown, stdio when its client leaves."""
+        if self._tasks is not None:
+            await self._tasks.aclose()
+
     @property
     def offers_tasks(self) -> bool:
         """Whether any tool is task-capable (then discover declares the tasks extension)."""
@@ -1067,7 +1073,10 @@ class Server:
         from mcpgen.runtime.stdio import server_stdio
 
         transport = await server_stdio(max_message=self.max_message)
-        await self.serve(transport)
+        try:
+            await self.serve(transport)
+        finally:
+            await self.stop_tasks()
 
     def http_app(self, path: str = "/mcp", **options: Any) -> McpHttpApp:
         """An ASGI app serving this server over Streamable HTTP at ``path`` (mount it in
