@@ -12,6 +12,14 @@ resumption: every request carries ``MCP-Protocol-Version`` (its ``_meta`` versio
 error answered with a 4xx status and a JSON-RPC body reaches the caller as that error; a
 stream that ends before its response loses the request; and the client sends no
 notifications (closing a request's stream is how it cancels).
+
+POSTs go through :mod:`mcpgen.runtime.http11` (a keep-alive HTTP/1.1 client on asyncio and
+httptools: the request path is the hot path, and httpx cost about 1 ms of CPU per call)
+unless the client has OAuth (an ``httpx.Auth``), an httpx client of the caller's, or a proxy
+from the environment; a redirect moves the transport to httpx for good (httpx follows it),
+and so does a cookie (httpx's jar keeps it and sends it from then on). GET streams and
+DELETE always use httpx. A request whose reply is plain JSON on a kept-alive connection
+runs on callbacks, with no task of its own.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import httpx
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpgen.runtime import sse
+from mcpgen.runtime import http11, sse
 from mcpgen.runtime.errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from mcpgen.runtime.framing import RequestId, error_frame
 from mcpgen.runtime.headers import NAME_PARAMS, encode_value
@@ -37,6 +45,7 @@ _ACCEPT = "application/json, text/event-stream"
 _DEFAULT_RETRY_MS = 1000
 _GET_ANSWER_WAIT = 5.0  # seconds the first request waits for the GET stream's answer
 _MAX_RESUMES = 5
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class _Probe(msgspec.Struct):
@@ -113,6 +122,12 @@ class HttpTransport:
             follow_redirects=True,
             verify=shared_tls(),
         )
+        # The fast POST path (see the module docstring); None: every POST goes through httpx.
+        self._fast: http11.Pool | None = None
+        if client is None and auth is None and http11.usable(url, headers):
+            self._fast = http11.Pool(url, headers=headers, connect_timeout=timeout, tls=shared_tls)
+        self._fast_pending: dict[Any, http11.Response] = {}  # request id -> its reply, read on callbacks
+        self._retired: list[http11.Pool] = []  # fast paths left for httpx, closed at the end
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._requests: dict[Any, asyncio.Task[None]] = {}  # request id -> the task reading its reply
@@ -138,33 +153,78 @@ class HttpTransport:
             await self._send_modern(frame)
             return
         probe = _probe.decode(frame)
-        request = self._client.build_request(
-            "POST", self.url, content=frame, headers={**self._headers(), "content-type": "application/json"}
-        )
+        headers = self._headers()
+        headers["content-type"] = "application/json"
         if probe.method is UNSET or probe.id is UNSET or probe.method == "initialize":
             # A notification or a response (202 expected), or the handshake (whose reply
             # carries the session id): wait for it here, so failures raise to the sender.
-            await self._post(request, probe.id if probe.method == "initialize" else UNSET, probe.method)
+            await self._post(frame, headers, probe.id if probe.method == "initialize" else UNSET, probe.method)
             return
-        # A request: its reply (JSON or a stream) arrives in the background, so the
-        # session's per-call timeout and cancellation keep working while it is awaited.
-        task = asyncio.ensure_future(self._post_request(request, probe.id, probe.method))
-        self._requests[probe.id] = task
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(lambda _: self._requests.pop(probe.id, None))
+        self._start(frame, headers, probe.id, probe.method)
 
     async def _send_modern(self, frame: bytes) -> None:
         probe = _modern_probe.decode(frame)
         if probe.method is UNSET or probe.id is UNSET:
             return  # the stateless era defines no client notifications over HTTP
         headers = {"accept": _ACCEPT, "content-type": "application/json", **self._modern_headers(probe)}
-        request = self._client.build_request("POST", self.url, content=frame, headers=headers)
-        task = asyncio.ensure_future(self._post_request(request, probe.id, probe.method))
-        self._requests[probe.id] = task
+        self._start(frame, headers, probe.id, probe.method)
+
+    def _start(self, frame: bytes, headers: dict[str, str], request_id: Any, method: Any) -> None:
+        """Send a request whose reply (JSON or a stream) arrives in the background, so the
+        session's per-call timeout and cancellation keep working while it is awaited: on
+        callbacks when a kept-alive connection is free, else in a task."""
+        fast = self._fast
+        if fast is not None:
+            conn = fast.take()
+            if conn is not None:
+                try:
+                    data = fast.request_bytes(headers, frame)
+                except http11.HttpError:
+                    fast._release(conn)
+                    raise
+                response = conn.send(data)
+                self._fast_pending[request_id] = response
+                response.notify = functools.partial(self._fast_event, frame, headers, request_id, method)
+                return
+        task = asyncio.ensure_future(self._post_request(frame, headers, request_id, method))
+        self._requests[request_id] = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        task.add_done_callback(lambda _: self._requests.pop(probe.id, None))
+        task.add_done_callback(lambda _: self._requests.pop(request_id, None))
+
+    def _fast_event(
+        self, frame: bytes, headers: dict[str, str], request_id: Any, method: Any, response: http11.Response
+    ) -> None:
+        """The reply to a request sent on callbacks moved on: its head arrived, it is
+        complete, or its connection failed. Runs inside the connection's parser: never raises."""
+        if response.error is not None:
+            self._fast_pending.pop(request_id, None)
+            self._request_failed(request_id, ConnectionClosed(f"POST {self.url} failed: {response.error}"))
+            return
+        if not response.complete:
+            if response.status_code in _REDIRECTS or _streams(response):
+                # Redirects and streams are read in a task, like every reply through httpx.
+                response.notify = None
+                self._fast_pending.pop(request_id, None)
+                coro = self._post_request(frame, headers, request_id, method, response)
+                task = asyncio.ensure_future(coro)
+                self._requests[request_id] = task
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                task.add_done_callback(lambda _: self._requests.pop(request_id, None))
+            return  # the rest of a plain answer comes with a later event
+        self._fast_pending.pop(request_id, None)
+        try:
+            self._keep_cookies(response)
+            self._on_answer(response.status_code, response.headers, response.body(), request_id, method)
+        except Exception as exc:
+            self._request_failed(request_id, exc)
+
+    def _request_failed(self, request_id: Any, exc: BaseException) -> None:
+        if self.on_request_error is not None:
+            self.on_request_error(request_id, exc)
+        else:
+            self._fail(request_id, str(exc))
 
     def _modern_headers(self, probe: _ModernProbe) -> dict[str, str]:
         """MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* for one request."""
@@ -183,55 +243,123 @@ class HttpTransport:
             headers.update(self.param_headers(params.name, params.arguments))
         return headers
 
-    async def _post(self, request: httpx.Request, awaiting: Any, method: Any) -> None:
+    async def _post(
+        self,
+        frame: bytes,
+        headers: dict[str, str],
+        awaiting: Any,
+        method: Any,
+        started: http11.Response | None = None,
+    ) -> None:
+        """POST a frame (or go on with the reply to one sent on callbacks, ``started``)
+        and handle its reply."""
+        response: httpx.Response | http11.Response
+        fast = self._fast
+        if started is not None or fast is not None:
+            try:
+                if started is not None:
+                    response = started
+                else:
+                    assert fast is not None
+                    response = await fast.post(headers, frame)
+            except http11.HttpError as exc:
+                raise ConnectionClosed(f"POST {self.url} failed: {exc}") from exc
+            if response.status_code not in _REDIRECTS:
+                try:
+                    self._keep_cookies(response)
+                    await self._handle_post_response(response, awaiting, method)
+                except BaseException:
+                    await response.aclose()
+                    raise
+                return
+            # httpx follows redirects (a POST answered 301/302/303 becomes a GET, as it
+            # decides): this transport sends through httpx from now on.
+            await response.aclose()
+            self._leave_fast_path()
+        request = self._client.build_request("POST", self.url, content=frame, headers=headers)
         try:
-            response = await self._client.send(request, stream=True)
+            sent = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
             raise ConnectionClosed(f"POST {self.url} failed: {exc}") from exc
         try:
-            await self._handle_post_response(response, awaiting, method)
+            await self._handle_post_response(sent, awaiting, method)
         except BaseException:
-            await response.aclose()
+            await sent.aclose()
             raise
 
-    async def _post_request(self, request: httpx.Request, request_id: Any, method: Any) -> None:
+    def _leave_fast_path(self) -> None:
+        """Send every later POST through httpx (redirects, cookies). Requests under way on
+        the fast path finish there; close() closes its connections."""
+        if self._fast is not None:
+            self._retired.append(self._fast)
+            self._fast = None
+
+    def _keep_cookies(self, response: http11.Response | httpx.Response) -> None:
+        """A cookie from the fast path goes to httpx's jar (which sends it from then on), as
+        httpx would have kept it; the transport moves to httpx to send it."""
+        if not isinstance(response, http11.Response) or "set-cookie" not in response.headers:
+            return
+        request = httpx.Request("POST", self.url)
+        self._client.cookies.extract_cookies(
+            httpx.Response(response.status_code, headers=response.raw_headers, request=request)
+        )
+        self._leave_fast_path()
+
+    async def _post_request(
+        self,
+        frame: bytes,
+        headers: dict[str, str],
+        request_id: Any,
+        method: Any,
+        started: http11.Response | None = None,
+    ) -> None:
         try:
-            await self._post(request, request_id, method)
+            await self._post(frame, headers, request_id, method, started)
         except Exception as exc:  # the caller of that request gets it (an OAuthError, say)
-            if self.on_request_error is not None:
-                self.on_request_error(request_id, exc)
-            else:
-                self._fail(request_id, str(exc))
+            self._request_failed(request_id, exc)
 
     def forget(self, request_id: Any) -> None:
         """The session gave up on a request (timeout, cancellation): stop reading its reply."""
         task = self._requests.pop(request_id, None)
         if task is not None:
             task.cancel()
+        response = self._fast_pending.pop(request_id, None)
+        if response is not None:
+            response.abort()  # its connection goes down with it (stateless era: that cancels)
 
-    async def _handle_post_response(self, response: httpx.Response, awaiting: Any, method: Any) -> None:
-        if self.stateless and response.status_code >= 400:
-            body = await response.aread()
-            if _answers(body, awaiting):  # a JSON-RPC error (-32022, -32601 with 404, ...)
-                self._inbox.put_nowait(body)
-                return
-            raise HttpStatusError(response.status_code, self.url, _error_text(body))
-        session_id = response.headers.get("mcp-session-id")
-        if session_id and method == "initialize" and not self.stateless:
-            self.session_id = session_id
-        if response.status_code == 404 and self.session_id is not None:
-            await response.aclose()
-            raise SessionExpired("the server ended our session (404): start a new one")
-        if response.status_code >= 400:
-            body = await response.aread()
-            raise McpError(-32603, f"HTTP {response.status_code} from {self.url}: {_error_text(body)}")
-        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind == "text/event-stream":
+    async def _handle_post_response(
+        self, response: httpx.Response | http11.Response, awaiting: Any, method: Any
+    ) -> None:
+        if _streams(response):
+            self._note_session(response.headers, method)
             task = asyncio.ensure_future(self._read_stream(response, awaiting))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             return
+        if response.status_code == 404 and self.session_id is not None and not self.stateless:
+            await response.aclose()
+            raise SessionExpired("the server ended our session (404): start a new one")
         body = await response.aread()
+        self._on_answer(response.status_code, response.headers, body, awaiting, method)
+
+    def _note_session(self, headers: Any, method: Any) -> None:
+        session_id = headers.get("mcp-session-id")
+        if session_id and method == "initialize" and not self.stateless:
+            self.session_id = session_id
+
+    def _on_answer(self, status: int, headers: Any, body: bytes, awaiting: Any, method: Any) -> None:
+        """A POST's whole reply (not a stream): the answer to the inbox, or an exception."""
+        if self.stateless and status >= 400:
+            if _answers(body, awaiting):  # a JSON-RPC error (-32022, -32601 with 404, ...)
+                self._inbox.put_nowait(body)
+                return
+            raise HttpStatusError(status, self.url, _error_text(body))
+        self._note_session(headers, method)
+        if status == 404 and self.session_id is not None:
+            raise SessionExpired("the server ended our session (404): start a new one")
+        if status >= 400:
+            raise McpError(-32603, f"HTTP {status} from {self.url}: {_error_text(body)}")
+        kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if body.strip() and kind in ("application/json", ""):
             self._inbox.put_nowait(body)
 
@@ -243,7 +371,7 @@ class HttpTransport:
             headers["mcp-protocol-version"] = self.protocol_version
         return headers
 
-    async def _read_stream(self, response: httpx.Response, awaiting: Any) -> None:
+    async def _read_stream(self, response: httpx.Response | http11.Response, awaiting: Any) -> None:
         """Deliver a POST's SSE events; resume with GET if it stops before the response.
 
         A stream the server ended on purpose is resumed after its ``retry`` delay; one that
@@ -274,7 +402,7 @@ class HttpTransport:
         """Answer our own pending request with an error, as if the server had."""
         self._inbox.put_nowait(error_frame(INTERNAL_ERROR, why, request_id))
 
-    async def _pump(self, response: httpx.Response, parser: sse.Parser, awaiting: Any) -> str:
+    async def _pump(self, response: httpx.Response | http11.Response, parser: sse.Parser, awaiting: Any) -> str:
         """Read events into the inbox: "response" once the awaited response came by,
         "ended" when the server closed the stream, "broken" when the connection failed."""
         try:
@@ -288,7 +416,7 @@ class HttpTransport:
                     probe = _probe.decode(data)
                     if probe.method is UNSET and probe.id == awaiting:
                         return "response"
-        except (httpx.HTTPError, msgspec.DecodeError) as exc:
+        except (httpx.HTTPError, http11.HttpError, msgspec.DecodeError) as exc:
             log.debug("mcpgen: SSE stream broke: %s", exc)
             return "broken"
         finally:
@@ -347,6 +475,9 @@ class HttpTransport:
         if self._closed:
             return
         self._closed = True
+        for response in list(self._fast_pending.values()):
+            response.abort()
+        self._fast_pending.clear()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -356,9 +487,17 @@ class HttpTransport:
                 await self._client.delete(self.url, headers=self._headers(), timeout=5)
             except httpx.HTTPError:
                 pass  # the server may be gone already; nothing to clean up then
+        for pool in [*self._retired, *([self._fast] if self._fast is not None else [])]:
+            pool.close()
         if self._own_client:
             await self._client.aclose()
         self._inbox.put_nowait(None)
+
+
+def _streams(response: httpx.Response | http11.Response) -> bool:
+    """Whether a POST's reply is an SSE stream to read event by event."""
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return response.status_code < 400 and kind == "text/event-stream"
 
 
 def _answers(body: bytes, request_id: Any) -> bool:
