@@ -16,7 +16,10 @@ with three implementations of the same message types:
   ``Model.model_validate_json`` and encoded with
   ``model_dump_json(by_alias=True, exclude_none=True)``, the form the SDK sends;
 * ``hand-written``: plain msgspec Structs written below for just these messages, decoded
-  in one pass by a reused ``msgspec.json.Decoder``: the practical limit.
+  in one pass by a reused ``msgspec.json.Decoder``: the practical limit. It accepts and
+  rejects what the schema does for these messages (its definition is above the structs):
+  where the schema has an untagged "one of these shapes", one struct with every shape's
+  fields and a ``__post_init__`` check, as a person would write it.
 
 Request and notification messages are whole JSON-RPC messages; results are the result
 object alone. (The SDK's public request models leave the JSON-RPC envelope to its session
@@ -231,7 +234,19 @@ def input_required_result() -> dict[str, Any]:
     }
 
 
-# --- Hand-written msgspec structs: the simplest correct shapes for these messages ----------
+# --- Hand-written msgspec structs: the practical limit, held to the schema -----------------
+#
+# The baseline accepts exactly what the schema accepts for these messages and rejects what
+# it rejects, in whatever representation is fastest: a person writing msgspec structs for
+# just these messages. So it validates every key the messages hold (a typed object stays a
+# struct, never a dict skipped over), and where the schema says "one of these shapes" with no
+# tag msgspec can read, it does what a person would: one struct with every shape's fields
+# plus the cheapest ``__post_init__`` check that one shape's required keys are there; a union
+# it can tag (the form's field schemas, by "type") is tagged. It may leave out what these
+# messages never hold (other tagged variants, fields they lack), which does not change the
+# time, and it may be lenient where leniency costs nothing (null for an absent optional).
+# Until this session, two baselines skipped required validation: the embedded resource's
+# "text or blob" and the InputRequiredResult's form schema, kept as a dict.
 
 
 class Hand(msgspec.Struct, rename="camel", omit_defaults=True, gc=False):
@@ -289,10 +304,16 @@ class HandAnnotations(Hand):
 
 
 class HandResourceContents(Hand):
+    """TextResourceContents | BlobResourceContents: no tag, so one struct and a check."""
+
     uri: str
     mime_type: str | None = None
     text: str | None = None
     blob: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.text is None and self.blob is None:
+            raise ValueError("resource contents need `text` or `blob`")
 
 
 class HandText(Hand, tag_field="type", tag="text"):
@@ -354,18 +375,95 @@ class HandCallToolRequest2026(Hand):
     params: HandCallToolParams  # its _meta stays a dict, as vendor keys must survive
 
 
-class HandCallToolResult2026(HandCallToolResult):
-    result_type: str = "complete"
+class HandCallToolResult2026(HandCallToolResult, kw_only=True):
+    result_type: str
 
 
-class HandElicitFormParams(Hand):
+# The form's field schemas (PrimitiveSchemaDefinition), tagged by "type", which every one
+# requires. The four string shapes (plain, enum, titled enum, legacy titled enum) need no
+# check: with all their keys optional, any "string" object is one of them.
+class HandStringField(Hand, tag_field="type", tag="string"):
+    title: str | None = None
+    description: str | None = None
+    default: str | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    format: Literal["date", "date-time", "email", "uri"] | None = None
+    enum: list[str] | None = None
+    enum_names: list[str] | None = None
+    one_of: list[HandTitledOption] | None = None
+
+
+class HandTitledOption(Hand):
+    const: str
+    title: str
+
+
+class HandNumberField(Hand, tag_field="type", tag="number"):
+    title: str | None = None
+    description: str | None = None
+    default: float | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+
+class HandIntegerField(HandNumberField, tag="integer"):
+    pass
+
+
+class HandBooleanField(Hand, tag_field="type", tag="boolean"):
+    title: str | None = None
+    description: str | None = None
+    default: bool | None = None
+
+
+class HandArrayItems(Hand):
+    """The multi-select items: untitled ({type, enum}) or titled ({anyOf}), untagged."""
+
+    type: Literal["string"] | None = None
+    enum: list[str] | None = None
+    any_of: list[HandTitledOption] | None = None
+
+    def __post_init__(self) -> None:
+        if self.enum is None and self.any_of is None:
+            raise ValueError("multi-select items need `enum` or `anyOf`")
+
+
+class HandArrayField(Hand, tag_field="type", tag="array"):
+    items: HandArrayItems
+    title: str | None = None
+    description: str | None = None
+    default: list[str] | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+
+
+class HandFormSchema(Hand):
+    type: Literal["object"]
+    properties: dict[str, HandStringField | HandNumberField | HandIntegerField | HandBooleanField | HandArrayField]
+    required: list[str] | None = None
+    schema: str | None = msgspec.field(default=None, name="$schema")
+
+
+class HandElicitParams(Hand):
+    """ElicitRequestFormParams | ElicitRequestURLParams: no tag (a form's mode is optional),
+    so one struct and a check; a requestedSchema makes it a form, as in mcpgen."""
+
     message: str
-    requested_schema: dict[str, Any]
-    mode: str | None = None
+    requested_schema: HandFormSchema | None = None
+    url: str | None = None
+    mode: Literal["form", "url"] | None = None
+
+    def __post_init__(self) -> None:
+        if self.requested_schema is not None:
+            if self.mode == "url":
+                raise ValueError("a form's `mode` is 'form'")
+        elif self.url is None or self.mode != "url":
+            raise ValueError("URL elicitation needs `url` and `mode` 'url'")
 
 
 class HandElicitRequest(Hand, tag_field="method", tag="elicitation/create"):
-    params: HandElicitFormParams
+    params: HandElicitParams
 
 
 class HandInputRequiredResult(Hand):
