@@ -245,8 +245,8 @@ def input_required_result() -> dict[str, Any]:
 # it can tag (the form's field schemas, by "type") is tagged. It may leave out what these
 # messages never hold (other tagged variants, fields they lack), which does not change the
 # time, and it may be lenient where leniency costs nothing (null for an absent optional).
-# Until this session, two baselines skipped required validation: the embedded resource's
-# "text or blob" and the InputRequiredResult's form schema, kept as a dict.
+# (Earlier versions skipped two checks the schema requires: the embedded resource's "text
+# or blob", and the InputRequiredResult's form schema, kept as an unchecked dict.)
 
 
 class Hand(msgspec.Struct, rename="camel", omit_defaults=True, gc=False):
