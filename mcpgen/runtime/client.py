@@ -35,6 +35,7 @@ from msgspec import UNSET
 
 from mcpgen import __version__
 from mcpgen.generated import (
+    CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
     ClientHandlers,
@@ -393,8 +394,6 @@ class Client:
         the task's handle instead."""
         if task:
             return await self._call_as_task(name, arguments, on_progress, timeout)
-        from mcpgen.generated import CallToolRequestParams
-
         params = CallToolRequestParams(name=name, arguments=arguments if arguments is not None else UNSET)
         # The stateless era allows any JSON value as structuredContent, the handshake era an object.
         expected = StatelessCallToolResult if self.stateless else CallToolResult

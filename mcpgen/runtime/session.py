@@ -15,6 +15,8 @@ import asyncio
 import functools
 import itertools
 import logging
+import math
+import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -63,6 +65,7 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] |
 _EMPTY = b"{}"
 _YIELD_EVERY = 64  # frames handled in a row before the receive loop lets other tasks run
 _UNKNOWN = object()
+_CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # as the event loop's timers use it
 NOT_NOW: Any = object()
 """Returned by an immediate handler that cannot answer this request without waiting."""
 
@@ -134,6 +137,11 @@ class Session:
         self._inflight: dict[RequestId, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._progress: dict[str | int, ProgressCallback] = {}
+        # Our requests' deadlines, by timeout (a dict keeps insertion order, so within one
+        # timeout the earliest deadline is first), and the one timer that expires them.
+        self._deadlines: dict[float, dict[RequestId, tuple[float, asyncio.Future[Any], str]]] = {}
+        self._sweep: asyncio.TimerHandle | None = None
+        self._sweep_at = math.inf
         self.handler_timeout = handler_timeout
         self.max_concurrency = max_concurrency
         # When the peer closes its side, handlers still running get this long to answer.
@@ -513,7 +521,8 @@ class Session:
         future: asyncio.Future[T] = loop.create_future()
         self._pending[rid] = (future, self.decoder(result_type))
         limit = self.request_timeout if timeout is UNSET else timeout
-        timer = loop.call_later(limit, _expire, future, method, limit) if limit is not None else None
+        if limit is not None:
+            self._watch(rid, future, method, limit, loop)
         try:
             await self.transport.send(encode(OutRequest(id=rid, method=method, params=params)), related=related)
             return await future
@@ -527,8 +536,53 @@ class Session:
         finally:
             self._pending.pop(rid, None)
             self._progress.pop(rid, None)
-            if timer is not None:
-                timer.cancel()
+            if limit is not None:
+                group = self._deadlines.get(limit)
+                if group is not None and group.pop(rid, None) is not None and not group:
+                    del self._deadlines[limit]
+
+    def _watch(
+        self, rid: RequestId, future: asyncio.Future[Any], method: str, limit: float, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Fail ``future`` with RequestTimeout ``limit`` seconds from now. One timer per
+        session, set for the earliest deadline, instead of a timer per request: creating,
+        heap-ordering and cancelling one per request was a sixth of a small call's cost
+        with many in flight. The timer is left to fire when requests end (it finds nothing
+        due and sets itself for the next deadline, or stops)."""
+        deadline = loop.time() + limit
+        group = self._deadlines.get(limit)
+        if group is None:
+            group = self._deadlines[limit] = {}
+        group[rid] = (deadline, future, method)
+        if deadline < self._sweep_at:
+            if self._sweep is not None:
+                self._sweep.cancel()
+            self._sweep = loop.call_at(deadline, self._expire_due, loop)
+            self._sweep_at = deadline
+
+    def _expire_due(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Expire every request whose deadline has come, as its own timer would have
+        (the loop runs a timer due within its clock resolution); set the next sweep."""
+        self._sweep, self._sweep_at = None, math.inf
+        now = loop.time() + _CLOCK_RESOLUTION
+        due: list[tuple[asyncio.Future[Any], str, float]] = []
+        following = math.inf
+        for limit, group in list(self._deadlines.items()):
+            while group:
+                rid = next(iter(group))
+                deadline, future, method = group[rid]
+                if deadline > now:
+                    following = min(following, deadline)
+                    break
+                del group[rid]
+                due.append((future, method, limit))
+            if not group:
+                del self._deadlines[limit]
+        if following < math.inf:
+            self._sweep = loop.call_at(following, self._expire_due, loop)
+            self._sweep_at = following
+        for future, method, limit in due:
+            _expire(future, method, limit)
 
     async def send_notification(self, method: str, params: Any, *, related: RequestId | UnsetType = UNSET) -> None:
         self._check_outgoing(method)
@@ -584,6 +638,10 @@ class Session:
             await self._closed.wait()
             return
         self._closing = True
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep, self._sweep_at = None, math.inf
+        self._deadlines.clear()
         for future, _ in self._pending.values():
             if not future.done():
                 future.set_exception(ConnectionClosed("the connection closed before a response arrived"))
