@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 import uvicorn
@@ -403,3 +404,46 @@ async def test_https(tmp_path: Path) -> None:
         with pytest.raises(ConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
             async with Client.http(url, era="handshake"):
                 pass
+
+
+async def test_an_auth_flow_runs_on_the_fast_path() -> None:
+    """An httpx.Auth (OAuth's OAuthClient is one) sees each response of its flow, the body
+    of an error included, and its retries go out on the fast path."""
+    app = demo_server().http_app()
+    seen: list[str] = []
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            token = dict(scope["headers"]).get(b"authorization", b"").decode()
+            seen.append(token)
+            if token != "Bearer fresh":
+                body = b'{"error":"invalid_token"}'
+                head = [(b"www-authenticate", b'Bearer error="invalid_token"'), (b"content-type", b"application/json")]
+                await send({"type": "http.response.start", "status": 401, "headers": head})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
+
+    class Renewing(httpx.Auth):
+        def __init__(self) -> None:
+            self.token = "stale"
+            self.bodies: list[bytes] = []
+
+        async def async_auth_flow(self, request: httpx.Request) -> Any:
+            request.headers["authorization"] = f"Bearer {self.token}"
+            response = yield request
+            if response.status_code == 401:
+                self.bodies.append(await response.aread())
+                self.token = "fresh"
+                request.headers["authorization"] = f"Bearer {self.token}"
+                yield request
+
+    auth = Renewing()
+    with serving(guarded) as port:
+        async with Client.http(f"http://127.0.0.1:{port}/mcp", auth=auth, era="2026-07-28") as client:
+            assert transport_of(client)._fast is not None
+            for n in range(3):
+                assert (await client.call_tool("echo", {"text": str(n)})).content == [TextContent(text=str(n))]
+            assert transport_of(client)._fast is not None
+    assert seen[0] == "Bearer stale" and set(seen[2:]) == {"Bearer fresh"}, seen
+    assert auth.bodies == [b'{"error":"invalid_token"}']

@@ -157,10 +157,15 @@ class Response:
     # ------------------------------------------------------------ read by the transport
 
     def body(self) -> bytes:
-        """The whole body of a complete response."""
+        """The whole body of a complete response (as often as asked)."""
         body = b"".join(self._chunks)
-        self._chunks, self._size = [], 0
+        self._chunks = [body] if body else []
         return body
+
+    def _take(self) -> bytes:
+        data = b"".join(self._chunks)
+        self._chunks, self._size = [], 0
+        return data
 
     async def _wait(self) -> None:
         self._waiter = asyncio.get_running_loop().create_future()
@@ -185,7 +190,7 @@ class Response:
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         while True:
             if self._chunks:
-                data = self.body()
+                data = self._take()
                 if self._conn is not None:
                     self._conn.resume()
                 yield data

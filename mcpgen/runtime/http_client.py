@@ -15,11 +15,12 @@ notifications (closing a request's stream is how it cancels).
 
 POSTs go through :mod:`mcpgen.runtime.http11` (a keep-alive HTTP/1.1 client on asyncio and
 httptools: the request path is the hot path, and httpx cost about 1 ms of CPU per call)
-unless the client has OAuth (an ``httpx.Auth``), an httpx client of the caller's, or a proxy
-from the environment; a redirect moves the transport to httpx for good (httpx follows it),
-and so does a cookie (httpx's jar keeps it and sends it from then on). GET streams and
+unless the caller gave an httpx client of its own or a proxy from the environment applies;
+a redirect moves the transport to httpx for good (httpx follows it), and so does a cookie
+(httpx's jar keeps it and sends it from then on). An ``httpx.Auth`` (OAuth) runs its flow
+as httpx would run it, each request of the flow sent on the fast path. GET streams and
 DELETE always use httpx. A request whose reply is plain JSON on a kept-alive connection
-runs on callbacks, with no task of its own.
+runs on callbacks, with no task of its own (without auth, whose flow is asynchronous).
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ class HttpTransport:
         )
         # The fast POST path (see the module docstring); None: every POST goes through httpx.
         self._fast: http11.Pool | None = None
-        if client is None and auth is None and http11.usable(url, headers):
+        self._auth = auth if client is None else None
+        if client is None and http11.usable(url, headers):
             self._fast = http11.Pool(url, headers=headers, connect_timeout=timeout, tls=shared_tls)
         self._fast_pending: dict[Any, http11.Response] = {}  # request id -> its reply, read on callbacks
         self._retired: list[http11.Pool] = []  # fast paths left for httpx, closed at the end
@@ -174,7 +176,7 @@ class HttpTransport:
         session's per-call timeout and cancellation keep working while it is awaited: on
         callbacks when a kept-alive connection is free, else in a task."""
         fast = self._fast
-        if fast is not None:
+        if fast is not None and self._auth is None:
             conn = fast.take()
             if conn is not None:
                 try:
@@ -259,6 +261,9 @@ class HttpTransport:
             try:
                 if started is not None:
                     response = started
+                elif self._auth is not None:
+                    assert fast is not None
+                    response = await self._authorized_post(fast, self._auth, headers, frame)
                 else:
                     assert fast is not None
                     response = await fast.post(headers, frame)
@@ -286,6 +291,31 @@ class HttpTransport:
         except BaseException:
             await sent.aclose()
             raise
+
+    async def _authorized_post(
+        self, fast: http11.Pool, auth: httpx.Auth, headers: dict[str, str], frame: bytes
+    ) -> http11.Response:
+        """POST through ``auth``'s flow, as httpx drives it: the flow puts its headers on
+        the request (a bearer token, a DPoP proof) and sees each response (a 401 to renew
+        the token on, a DPoP nonce to retry with) until it is content. Each request of the
+        flow goes on the fast path; the flow sees an error answer's body, a success's head."""
+        request = httpx.Request("POST", self.url, headers=headers, content=frame)
+        flow = auth.async_auth_flow(request)
+        try:
+            request = await flow.__anext__()
+            while True:
+                response = await fast.post(dict(request.headers.items()), request.content)
+                body = await response.aread() if response.status_code >= 400 else b""
+                # The body is decoded already: its encoding must not be undone twice.
+                raw = [(name, value) for name, value in response.raw_headers if name.lower() != b"content-encoding"]
+                seen = httpx.Response(response.status_code, headers=raw, content=body, request=request)
+                try:
+                    request = await flow.asend(seen)
+                except StopAsyncIteration:
+                    return response
+                await response.aclose()  # the flow asks again: this answer is spent
+        finally:
+            await flow.aclose()
 
     def _leave_fast_path(self) -> None:
         """Send every later POST through httpx (redirects, cookies). Requests under way on
