@@ -855,7 +855,7 @@ class Server:
             or entry.task is not None  # the tasks extension decides how it runs
         ):
             return NOT_NOW  # type: ignore[no-any-return]
-        started = self._tool_call(params)
+        started = self._tool_call(params, entry)
         if isinstance(started, CallToolResult):
             return started
         found, kwargs = started
@@ -872,9 +872,13 @@ class Server:
             return self.call_tool_now
         return None
 
-    def _tool_call(self, params: CallToolRequestParams) -> tuple[_Tool, dict[str, Any]] | CallToolResult:
-        """The tool and its decoded arguments, or the error result refusing them."""
-        entry = self._tools.get(params.name)
+    def _tool_call(
+        self, params: CallToolRequestParams, entry: _Tool | None = None
+    ) -> tuple[_Tool, dict[str, Any]] | CallToolResult:
+        """The tool and its decoded arguments, or the error result refusing them (``entry``:
+        the tool, when the caller has just looked it up)."""
+        if entry is None:
+            entry = self._tools.get(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments = params.arguments if params.arguments is not UNSET else None
@@ -1287,10 +1291,10 @@ def to_content(value: Any) -> list[ContentBlock]:
     """Content blocks for what a tool returned without an output schema."""
     if value is None:
         return []
+    if isinstance(value, str):  # the most common return, checked first
+        return [TextContent(text=value)]
     if isinstance(value, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)):
         return [value]
-    if isinstance(value, str):
-        return [TextContent(text=value)]
     if isinstance(value, (bytes, bytearray)):
         data = base64.b64encode(value).decode()
         mime = image_mime(bytes(value))

@@ -132,6 +132,8 @@ class _Plan:
 
 
 _NOT_PLANNED: Any = object()
+_encode = msgspec.json.Encoder().encode
+_SERVER_INFO = b',"_meta":{"' + META_SERVER_INFO.encode() + b'":'
 # What a typed decode raises for params it refuses (the general path then says why).
 _UNREADABLE = (msgspec.MsgspecError, ValueError, TypeError, RecursionError)
 
@@ -447,6 +449,12 @@ class StatelessServer:
         added (the handlers build results of the handshake era's types, which have none of
         them: older clients ignore the keys, so one set of handlers serves both eras)."""
         meta = getattr(result, "meta", UNSET) if not isinstance(result, dict) else result.get("_meta", UNSET)
+        if meta is UNSET and cache is None:
+            # The common case (a tool's result): the members put together as bytes, the same
+            # bytes the general path below encodes, without building a dict to encode.
+            body = _encode(result)
+            head = b'{"resultType":' + _encode(result_type) + _SERVER_INFO + _encode(self.server.info) + b"}"
+            return head + b"}" if body == b"{}" else head + b"," + body[1:]
         extra: dict[str, Any] = {"resultType": result_type}
         if cache is not None:
             extra["ttlMs"] = cache.ttl_ms
