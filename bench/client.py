@@ -23,6 +23,13 @@ library for each transport and era; ``--runs`` (3) repeats the whole sweep and t
 gives each number's range over the runs, the ratios taken run by run (mcpgen ÷ SDK for rates,
 SDK ÷ mcpgen for CPU), and the load average before and after.
 
+``--floor`` adds a third client to every sweep, "bare": the least a client can do through
+asyncio against the same server (a request written per call, a future per call resolved
+from the parsed answer; over HTTP one keep-alive connection per call in flight, parsed by
+httptools), with no JSON-RPC engine, no types and no checks beyond the echoed text. Its
+rate is what this machine and server allow any Python client on the stock event loop, so
+it bounds the ratio any client could reach against the SDK here.
+
 Run from the repository root with the project's venv active::
 
     python bench/client.py                    # 3 runs of 2,000 + 4,000 calls per cell (~5 min)
@@ -55,11 +62,17 @@ import urllib.error  # noqa: E402
 import urllib.request  # noqa: E402
 from importlib.metadata import version  # noqa: E402
 from pathlib import Path  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
 from typing import Any  # noqa: E402
+from urllib.parse import urlsplit  # noqa: E402
+
+import httptools  # noqa: E402
+import msgspec  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PEER = HERE / "servers" / "raw_peer.py"
 LIBRARIES = ("mcpgen", "SDK")
+FLOOR = "bare"
 TRANSPORTS = ("stdio", "http")
 ERAS = ("handshake", "2026-07-28")
 WINDOW = 64
@@ -135,7 +148,135 @@ async def phase(client: Any, calls: int, in_flight: int) -> dict[str, Any]:
     }
 
 
+class _Answer(msgspec.Struct):
+    id: int
+    result: Any = None
+
+
+class _BareStdio(asyncio.SubprocessProtocol):
+    """The raw peer as a child process; answers resolve the futures of their ids."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.waiting: dict[int, asyncio.Future[Any]] = {}
+        self.decode = msgspec.json.Decoder(_Answer).decode
+        self.exited = asyncio.get_running_loop().create_future()
+
+    def process_exited(self) -> None:
+        self.exited.set_result(None)
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd != 1:
+            return
+        *lines, self.buffer = (self.buffer + data).split(b"\n")
+        for line in lines:
+            if line.strip():
+                answer = self.decode(line)
+                self.waiting.pop(answer.id).set_result(answer.result)
+
+
+class _BareHttp(asyncio.Protocol):
+    """One keep-alive connection to the raw peer; one request at a time."""
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.transport: Any = None
+        self.body: list[bytes] = []
+        self.answer: asyncio.Future[bytes] | None = None
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.parser.feed_data(data)
+
+    def on_body(self, body: bytes) -> None:
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        assert self.answer is not None
+        self.answer.set_result(b"".join(self.body))
+        self.body = []
+
+
+async def run_bare(transport: str, era: str, url: str | None, calls: int, window_calls: int) -> Any:
+    """The floor: the same calls through the least asyncio code that makes them."""
+    loop = asyncio.get_running_loop()
+    params: dict[str, Any] = {"name": "echo", "arguments": {"text": TEXT}}
+    if era != "handshake":
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": era,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    ids = iter(range(1, 1 << 60))
+    decode_answer = msgspec.json.Decoder(_Answer).decode
+
+    def frame() -> tuple[int, bytes]:
+        rid = next(ids)
+        return rid, msgspec.json.encode({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+
+    def checked(result: Any) -> Any:
+        return SimpleNamespace(is_error=result.get("isError"), content=[SimpleNamespace(**result["content"][0])])
+
+    if transport == "stdio":
+        child, stdio = await loop.subprocess_exec(_BareStdio, sys.executable, str(PEER), "stdio", stderr=None)
+        pipe: Any = child.get_pipe_transport(0)
+
+        async def call_stdio(name: str, arguments: dict[str, Any]) -> Any:
+            rid, data = frame()
+            stdio.waiting[rid] = answer = loop.create_future()
+            pipe.write(data + b"\n")
+            return checked(await answer)
+
+        async def close_stdio() -> None:
+            pipe.close()  # the peer exits at the end of its input
+            await asyncio.wait_for(stdio.exited, 10)
+            child.close()
+
+        call, close = call_stdio, close_stdio
+    else:
+        assert url is not None
+        parts = urlsplit(url)
+        host, port = parts.hostname or "127.0.0.1", parts.port or 80
+        idle: list[_BareHttp] = []
+        head = (
+            f"POST {parts.path} HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
+            "accept: application/json, text/event-stream\r\n"
+        )
+        if era != "handshake":
+            head += f"mcp-protocol-version: {era}\r\nmcp-method: tools/call\r\nmcp-name: echo\r\n"
+
+        async def call_http(name: str, arguments: dict[str, Any]) -> Any:
+            if idle:
+                conn = idle.pop()
+            else:
+                _, conn = await loop.create_connection(_BareHttp, host, port)
+            _, data = frame()
+            conn.answer = loop.create_future()
+            conn.transport.write(f"{head}content-length: {len(data)}\r\n\r\n".encode() + data)
+            body = await conn.answer
+            idle.append(conn)
+            return checked(decode_answer(body).result)
+
+        async def close_http() -> None:
+            for conn in idle:
+                conn.transport.close()
+
+        call, close = call_http, close_http
+    client = SimpleNamespace(call_tool=call)
+    try:
+        for _ in range(max(20, calls // 10)):
+            await client.call_tool("echo", {"text": TEXT})
+        phases = [await phase(client, calls, 1), await phase(client, window_calls, WINDOW)]
+    finally:
+        await close()
+    spoken = "2025-11-25" if era == "handshake" else era
+    return {"library": FLOOR, "transport": transport, "era": era, "spoken": spoken, "phases": phases}
+
+
 async def run_cell(library: str, transport: str, era: str, url: str | None, calls: int, window_calls: int) -> Any:
+    if library == FLOOR:
+        return await run_bare(transport, era, url, calls, window_calls)
     client = open_client(library, transport, era, url)
     async with client:
         version_spoken = spoken(library, client)
@@ -225,10 +366,11 @@ def summarize(runs: list[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], l
                 for p in i["phases"]
                 if p["in_flight"] == in_flight
             }
-            if set(found) == set(LIBRARIES):
+            if set(LIBRARIES) <= set(found):
                 per_run.append(found)
         if not per_run:
             continue
+        floor = [r for r in per_run if FLOOR in r]
         rate = {lib: [r[lib]["calls_per_s"] for r in per_run] for lib in LIBRARIES}
         cpu = {lib: [r[lib]["cpu_us_per_call"] for r in per_run] for lib in LIBRARIES}
         rate_ratio = [r["mcpgen"]["calls_per_s"] / r["SDK"]["calls_per_s"] for r in per_run]
@@ -246,6 +388,13 @@ def summarize(runs: list[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], l
                 "median_rate_ratio": statistics.median(rate_ratio),
             }
         )
+        if floor:  # what the bare client got, and how far above the SDK that is
+            rows[-1]["floor"] = {
+                "calls_per_s": [r[FLOOR]["calls_per_s"] for r in floor],
+                "cpu_us_per_call": [r[FLOOR]["cpu_us_per_call"] for r in floor],
+                "over_sdk": [r[FLOOR]["calls_per_s"] / r["SDK"]["calls_per_s"] for r in floor],
+                "mcpgen_share": [r["mcpgen"]["calls_per_s"] / r[FLOOR]["calls_per_s"] for r in floor],
+            }
     return rows, problems
 
 
@@ -274,6 +423,23 @@ def print_report(rows: list[dict[str, Any]], info: dict[str, Any]) -> None:
             f"{span(row['cpu_ratio'], 1) + 'x':>10} | {verdict}"
         )
     print("\nRanges are min-max over the runs; ratios are taken run by run (rates mcpgen/SDK, CPU SDK/mcpgen).")
+    floors = [row for row in rows if "floor" in row]
+    if not floors:
+        return
+    print("\nThe floor: a bare asyncio client (no JSON-RPC engine) against the same server, same runs")
+    header = (
+        f"{'transport':9} {'era':10} {'in flight':>9} | {'bare calls/s':>13} {'bare CPU us':>12} | "
+        f"{'bare/SDK calls/s':>16} {'mcpgen/bare calls/s':>19}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in floors:
+        floor = row["floor"]
+        print(
+            f"{row['transport']:9} {row['era']:10} {row['in_flight']:>9} | {span(floor['calls_per_s']):>13} "
+            f"{span(floor['cpu_us_per_call']):>12} | {span(floor['over_sdk'], 1) + 'x':>16} "
+            f"{span(floor['mcpgen_share'], 2):>19}"
+        )
 
 
 def load() -> str:
@@ -291,6 +457,7 @@ def main() -> None:
     parser.add_argument("--transports", default=",".join(TRANSPORTS))
     parser.add_argument("--eras", default=",".join(ERAS))
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument("--floor", action="store_true", help="also run the bare asyncio client (see above)")
     args = parser.parse_args()
 
     if args.cell:
@@ -324,7 +491,7 @@ def main() -> None:
             results: list[dict[str, Any]] = []
             for transport in transports:
                 for era in eras:
-                    for library in LIBRARIES:
+                    for library in (*LIBRARIES, FLOOR) if args.floor else LIBRARIES:
                         where = url if transport == "http" else None
                         results.append(cell(library, transport, era, where, args.calls, args.window_calls))
                         print(f"run {number}: {library} {transport} {era} done", file=sys.stderr, flush=True)
