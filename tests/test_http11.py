@@ -447,3 +447,17 @@ async def test_an_auth_flow_runs_on_the_fast_path() -> None:
             assert transport_of(client)._fast is not None
     assert seen[0] == "Bearer stale" and set(seen[2:]) == {"Bearer fresh"}, seen
     assert auth.bodies == [b'{"error":"invalid_token"}']
+
+
+@pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
+async def test_answers_larger_than_the_read_buffer(era: str) -> None:
+    """Several MiB of plain JSON read on callbacks, and as an SSE stream: reading pauses
+    only for a stream whose reader lags, never for a body read whole."""
+    text = "x" * (3 << 20)
+    with serving(demo_server().http_app()) as port:
+        async with Client.http(f"http://127.0.0.1:{port}/mcp", era=era, standalone_stream=False) as client:
+            for _ in range(2):  # the second on a kept-alive connection: on callbacks
+                answer = await client.call_tool("echo", {"text": text}, timeout=20)
+                assert answer.content == [TextContent(text=text)]
+            streamed = await client.call_tool("streamed", {"text": text}, on_progress=lambda p, t, m: None, timeout=20)
+            assert streamed.content == [TextContent(text=text)]

@@ -84,6 +84,7 @@ class Response:
         "_size",
         "_waiter",
         "_decompress",
+        "_streaming",
     )
 
     def __init__(self, conn: _Connection) -> None:
@@ -99,6 +100,7 @@ class Response:
         self._size = 0
         self._waiter: asyncio.Future[None] | None = None
         self._decompress: Any = None
+        self._streaming = False  # read chunk by chunk: reading may pause while chunks wait
 
     # ------------------------------------------------------------ fed by the connection
 
@@ -127,8 +129,8 @@ class Response:
                 raise HttpError(f"the server sent a body that does not decompress: {exc}") from None
         self._chunks.append(data)
         self._size += len(data)
-        if self._size > _HIGH_WATER and self._conn is not None:
-            self._conn.pause()
+        if self._streaming and self._size > _HIGH_WATER and self._conn is not None:
+            self._conn.pause()  # a whole-body read (or callbacks) takes everything; a stream may wait
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -188,6 +190,7 @@ class Response:
         return self.body()
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        self._streaming = True
         while True:
             if self._chunks:
                 data = self._take()
