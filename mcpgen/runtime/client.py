@@ -35,7 +35,6 @@ from msgspec import UNSET
 
 from mcpgen import __version__
 from mcpgen.generated import (
-    CallToolRequestParams,
     CallToolResult,
     ClientCapabilities,
     ClientHandlers,
@@ -394,11 +393,22 @@ class Client:
         the task's handle instead."""
         if task:
             return await self._call_as_task(name, arguments, on_progress, timeout)
-        params = CallToolRequestParams(name=name, arguments=arguments if arguments is not None else UNSET)
+        # A plain dict: the stateless era's session takes params as one (a struct would be
+        # converted on every call), and it encodes the same in the handshake era.
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
         # The stateless era allows any JSON value as structuredContent, the handshake era an object.
         expected = StatelessCallToolResult if self.stateless else CallToolResult
+        limit = timeout if timeout is not None else self.request_timeout
         try:
-            result = await self._send_call(name, params, expected, timeout, on_progress)
+            # The session is awaited here, not through _send_call: one coroutine less per call.
+            try:
+                result = await self.session.send_request(
+                    "tools/call", params, expected, timeout=limit, on_progress=on_progress
+                )
+            except McpError as exc:
+                result = await self._after_header_mismatch(exc, name, params, expected, limit, on_progress)
         except McpError as exc:
             if names_tasks(exc):
                 raise TaskRequired(
@@ -418,16 +428,26 @@ class Client:
                 "tools/call", params, expected, timeout=limit, on_progress=on_progress
             )
         except McpError as exc:
-            # Refused for its headers before we knew the tool's x-mcp-header annotations:
-            # learn them (the spec's advice: list the tools again) and try once more.
-            if exc.code != HEADER_MISMATCH or not self.stateless or name in self._tool_headers:
-                raise
-            await self.list_tools()
-            if name not in self._tool_headers:
-                raise
-            return await self.session.send_request(
-                "tools/call", params, expected, timeout=limit, on_progress=on_progress
-            )
+            return await self._after_header_mismatch(exc, name, params, expected, limit, on_progress)
+
+    async def _after_header_mismatch(
+        self,
+        exc: McpError,
+        name: str,
+        params: Any,
+        expected: type[T],
+        limit: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> T:
+        """A call refused with ``exc``: if for its headers before we knew the tool's
+        x-mcp-header annotations, learn them (the spec's advice: list the tools again) and
+        try once more; else ``exc`` goes on."""
+        if exc.code != HEADER_MISMATCH or not self.stateless or name in self._tool_headers:
+            raise exc
+        await self.list_tools()
+        if name not in self._tool_headers:
+            raise exc
+        return await self.session.send_request("tools/call", params, expected, timeout=limit, on_progress=on_progress)
 
     def _checked(self, name: str, result: CallToolResult) -> CallToolResult:
         check = self._output_checks.get(name)

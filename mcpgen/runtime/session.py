@@ -142,6 +142,8 @@ class Session:
         self._deadlines: dict[float, dict[RequestId, tuple[float, asyncio.Future[Any], str]]] = {}
         self._sweep: asyncio.TimerHandle | None = None
         self._sweep_at = math.inf
+        # Methods _check_outgoing allowed, and the capabilities (the objects) it saw.
+        self._checked_outgoing: tuple[Declared, Declared, set[str]] = (self.own_caps, self.peer_caps, set())
         self.handler_timeout = handler_timeout
         self.max_concurrency = max_concurrency
         # When the peer closes its side, handlers still running get this long to answer.
@@ -592,13 +594,21 @@ class Session:
         await self._send(encode(OutNotification(method=method, params=params)), related=related)
 
     def _check_outgoing(self, method: str) -> None:
+        checked = self._checked_outgoing
+        if checked[0] is self.own_caps and checked[1] is self.peer_caps and method in checked[2]:
+            return  # allowed by these very capabilities before (they change only at a handshake)
         spec = self.outgoing.get(method)
         if spec is None or spec.capability is None:
             return
         side, path = split(spec.capability)
         declared = self.own_caps if side == self.role else self.peer_caps
-        if self.capabilities_known() and not declared.has(path):
+        if not self.capabilities_known():
+            return
+        if not declared.has(path):
             raise CapabilityError(f"{method} needs the {spec.capability} capability, which was not declared")
+        if checked[0] is not self.own_caps or checked[1] is not self.peer_caps:
+            checked = self._checked_outgoing = (self.own_caps, self.peer_caps, set())
+        checked[2].add(method)
 
     def capabilities_known(self) -> bool:
         """Whether both sides' capabilities are known yet (sides with a handshake say no
