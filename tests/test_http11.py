@@ -461,3 +461,39 @@ async def test_answers_larger_than_the_read_buffer(era: str) -> None:
                 assert answer.content == [TextContent(text=text)]
             streamed = await client.call_tool("streamed", {"text": text}, on_progress=lambda p, t, m: None, timeout=20)
             assert streamed.content == [TextContent(text=text)]
+
+
+@pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
+async def test_answers_go_straight_to_the_session_unless_receive_is_watched(era: str) -> None:
+    """A plain JSON answer read on callbacks is handed to the session at once; a transport
+    subclass that overrides receive() (to record frames, say) still sees every one."""
+
+    class Watching(HttpTransport):
+        def __init__(self, url: str) -> None:
+            super().__init__(url, standalone_stream=False)
+            self.seen: list[Any] = []
+
+        async def receive(self) -> bytes | None:
+            frame = await super().receive()
+            if frame is not None:
+                self.seen.append(msgspec.json.decode(frame).get("id"))
+            return frame
+
+    with serving(demo_server().http_app()) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with Client.http(url, era=era, standalone_stream=False) as client:
+            plain = transport_of(client)
+            assert plain.deliver is not None and plain._may_deliver
+            for n in range(5):
+                assert (await client.call_tool("echo", {"text": str(n)})).content == [TextContent(text=str(n))]
+            assert plain._inbox.empty()
+        watching = Watching(url)
+
+        async def connect() -> Watching:
+            return watching
+
+        async with Client(connect=connect, era=era) as watched:
+            before = len(watching.seen)
+            for n in range(5):
+                assert (await watched.call_tool("echo", {"text": str(n)})).content == [TextContent(text=str(n))]
+            assert len(watching.seen) - before == 5, watching.seen

@@ -105,19 +105,15 @@ class Response:
     # ------------------------------------------------------------ fed by the connection
 
     def _head(self, status: int, raw: list[tuple[bytes, bytes]]) -> None:
-        headers: dict[str, str] = {}
-        for name, value in raw:
-            key = name.decode("latin-1").lower()
-            text = value.decode("latin-1")
-            headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
+        if len(headers) != len(raw):  # a repeated header: its values joined, in order
+            headers = {}
+            for name, value in raw:
+                key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+                headers[key] = f"{headers[key]}, {text}" if key in headers else text
         self.status_code, self.headers, self.raw_headers = status, headers, raw
-        encoding = headers.get("content-encoding", "identity").strip().lower()
-        if encoding in ("gzip", "x-gzip"):
-            self._decompress = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._decompress = _Deflate()
-        elif encoding != "identity":
-            raise HttpError(f"the server sent a body in an encoding we did not offer: {encoding}")
+        if "content-encoding" in headers:
+            self._decompress = _decompressor(headers["content-encoding"])
         self.head_done = True
         self._changed()
 
@@ -239,6 +235,19 @@ class Response:
             conn.close()
 
 
+def _decompressor(encoding: str) -> Any:
+    """What undoes a body's Content-Encoding (None for identity). We offer none, so a
+    server should send none; gzip and deflate, the common ones, are undone anyway."""
+    encoding = encoding.strip().lower()
+    if encoding == "identity":
+        return None
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return _Deflate()
+    raise HttpError(f"the server sent a body in an encoding we did not offer: {encoding}")
+
+
 class _Deflate:
     """``deflate`` bodies: zlib-wrapped as the RFC says, or raw as some servers send them."""
 
@@ -321,9 +330,10 @@ class _Connection(asyncio.Protocol):
         if self._informational or self.response is None:
             return  # 100 Continue, 103 Early Hints: the real answer follows
         self._keep_alive = self.parser.should_keep_alive()
-        names = {name.lower() for name, _ in self._raw}
-        self._close_delimited = b"content-length" not in names and b"transfer-encoding" not in names
-        self.response._head(status, self._raw)
+        response = self.response
+        response._head(status, self._raw)
+        headers = response.headers
+        self._close_delimited = "content-length" not in headers and "transfer-encoding" not in headers
 
     def on_body(self, body: bytes) -> None:
         if self.response is not None:

@@ -75,6 +75,15 @@ class _ModernProbe(msgspec.Struct):
 
 _modern_probe = msgspec.json.Decoder(_ModernProbe)
 _modern_params = msgspec.json.Decoder(_ModernParams)
+# Method and tool names repeat call after call: encode each once (checking a value char by
+# char was a tenth of the client's work per call over HTTP). Long values (URIs) are not kept.
+_encoded = functools.lru_cache(maxsize=1024)(encode_value)
+
+
+def _header_value(text: str) -> str:
+    return _encoded(text) if len(text) <= 200 else encode_value(text)
+
+
 ParamHeaders = Callable[[str, Any], dict[str, str]]
 """(tool name, arguments) -> the Mcp-Param-* headers its x-mcp-header annotations ask for."""
 
@@ -135,6 +144,12 @@ class HttpTransport:
         self._requests: dict[Any, asyncio.Task[None]] = {}  # request id -> the task reading its reply
         # Set by the session: fail one of its pending requests with an exception.
         self.on_request_error: Callable[[Any, BaseException], None] | None = None
+        # Set by the session: handle a frame now. A plain JSON answer read on callbacks is
+        # handed over at once instead of through the inbox (the session's receive loop
+        # would take another turn of the event loop to see it). Not for a subclass that
+        # watches receive(): it sees every frame.
+        self.deliver: Callable[[bytes], None] | None = None
+        self._may_deliver = type(self).receive is HttpTransport.receive
         self._closed = False
         self.stateless = False
         self.param_headers: ParamHeaders | None = None
@@ -218,7 +233,8 @@ class HttpTransport:
         self._fast_pending.pop(request_id, None)
         try:
             self._keep_cookies(response)
-            self._on_answer(response.status_code, response.headers, response.body(), request_id, method)
+            push = self.deliver if self._may_deliver and self.deliver is not None else self._inbox.put_nowait
+            self._on_answer(response.status_code, response.headers, response.body(), request_id, method, push)
         except Exception as exc:
             self._request_failed(request_id, exc)
 
@@ -232,7 +248,7 @@ class HttpTransport:
         """MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* for one request."""
         method: str = probe.method
         params = _modern_params.decode(probe.params) if isinstance(probe.params, msgspec.Raw) else _ModernParams()
-        headers = {"mcp-method": encode_value(method)}
+        headers = {"mcp-method": _header_value(method)}
         version = params.meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(params.meta, dict) else None
         if isinstance(version, str):
             headers["mcp-protocol-version"] = version
@@ -240,7 +256,7 @@ class HttpTransport:
         field = NAME_PARAMS.get(method) or ("taskId" if method.startswith("tasks/") else None)
         named = getattr(params, field, None) if field is not None else None
         if isinstance(named, str):
-            headers["mcp-name"] = encode_value(named)
+            headers["mcp-name"] = _header_value(named)
         if method == "tools/call" and isinstance(params.name, str) and self.param_headers is not None:
             headers.update(self.param_headers(params.name, params.arguments))
         return headers
@@ -377,11 +393,21 @@ class HttpTransport:
         if session_id and method == "initialize" and not self.stateless:
             self.session_id = session_id
 
-    def _on_answer(self, status: int, headers: Any, body: bytes, awaiting: Any, method: Any) -> None:
-        """A POST's whole reply (not a stream): the answer to the inbox, or an exception."""
+    def _on_answer(
+        self,
+        status: int,
+        headers: Any,
+        body: bytes,
+        awaiting: Any,
+        method: Any,
+        push: Callable[[bytes], None] | None = None,
+    ) -> None:
+        """A POST's whole reply (not a stream): the answer to ``push`` (the inbox by
+        default), or an exception."""
+        push = push or self._inbox.put_nowait
         if self.stateless and status >= 400:
             if _answers(body, awaiting):  # a JSON-RPC error (-32022, -32601 with 404, ...)
-                self._inbox.put_nowait(body)
+                push(body)
                 return
             raise HttpStatusError(status, self.url, _error_text(body))
         self._note_session(headers, method)
@@ -391,7 +417,7 @@ class HttpTransport:
             raise McpError(-32603, f"HTTP {status} from {self.url}: {_error_text(body)}")
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if body.strip() and kind in ("application/json", ""):
-            self._inbox.put_nowait(body)
+            push(body)
 
     def _headers(self) -> dict[str, str]:
         headers = {"accept": _ACCEPT}

@@ -152,6 +152,8 @@ class Session:
         self._refusals: dict[tuple[str, int], object] = {}
         if hasattr(transport, "on_request_error"):  # transports that send requests in the background
             transport.on_request_error = self._fail_pending
+        if hasattr(transport, "deliver"):  # transports that may hand a frame over as they read it
+            transport.deliver = self._deliver
         # Requests beyond max_concurrency wait here, in order, up to max_queued of them;
         # past that they are refused. Reading never stops, so responses to our own
         # requests (which running handlers may be waiting for) always get through.
@@ -189,6 +191,13 @@ class Session:
                     await asyncio.sleep(0)
         finally:
             await self._shutdown(grace=self.drain_timeout)
+
+    def _deliver(self, frame: bytes) -> None:
+        """A frame a transport hands over outside :meth:`run` (from its own callbacks)."""
+        try:
+            self.on_frame(frame)
+        except Exception:  # a bug of ours must not end the session
+            log.exception("mcpgen: failed to handle a frame")
 
     def on_frame(self, frame: bytes) -> None:
         """Dispatch one frame. Synchronous: requests get their own task, responses resolve
