@@ -233,7 +233,10 @@ def run_server(leg: str, out: Path, baseline: Path | None, scenarios: list[str])
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"  # a loopback host, as dns-rebinding-protection requires
     with (out / "server.log").open("wb") as server_log:
-        command = [sys.executable, str(ROOT / "examples" / "everything_server.py"), "--port", str(port)]
+        # MCPGEN_CONFORMANCE_SERVER: another server script taking --port, in place of the
+        # everything server (the harness's own tests need one that fails a scenario).
+        script = os.environ.get("MCPGEN_CONFORMANCE_SERVER") or str(ROOT / "examples" / "everything_server.py")
+        command = [sys.executable, script, "--port", str(port)]
         server = subprocess.Popen(command, stdout=server_log, stderr=subprocess.STDOUT)
         try:
             wait_for(url, server)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -31,9 +32,14 @@ SERVER_SECONDS = 300
 CLIENT_SECONDS = 900
 
 
-def run(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+def run(*args: str, timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(RUN), *args], capture_output=True, text=True, timeout=timeout, check=False
+        [sys.executable, str(RUN), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -82,16 +88,21 @@ def test_a_stale_server_entry_fails_the_leg(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_an_unlisted_server_failure_fails_the_leg(tmp_path: Path) -> None:
-    # A scenario today's default-leg baseline expects to fail, judged against an empty baseline
-    # (test_server_leg_passes_with_its_baseline keeps that baseline true).
-    text = (ROOT / "conformance" / "expected" / "server-default.yml").read_text()
-    listed = re.findall(r"^  - ([^:\s]+)", text, re.MULTILINE)
-    assert listed, "every server scenario passes: pick another failing probe for this test"
-    listed.sort(key=lambda name: not name.startswith("tasks-"))  # the extension least likely to land soon
+    # Every scenario passes against the everything server, so the failure comes from a server
+    # without its fixtures (tests/servers/conformance_probe.py), judged against an empty baseline.
     baseline = tmp_path / "empty.yml"
     baseline.write_text("server: []\n")
+    probe = ROOT / "tests" / "servers" / "conformance_probe.py"
     proc = run(
-        "server", "--leg", "default", "--scenario", listed[0], "--baseline", str(baseline), timeout=SERVER_SECONDS
+        "server",
+        "--leg",
+        "default",
+        "--scenario",
+        "tools-call-simple-text",
+        "--baseline",
+        str(baseline),
+        timeout=SERVER_SECONDS,
+        env={"MCPGEN_CONFORMANCE_SERVER": str(probe)},
     )
     assert proc.returncode == 1, explain(proc)
     assert "Unexpected failures (not in baseline)" in proc.stderr
