@@ -321,6 +321,7 @@ class HttpTransport:
             request = await flow.__anext__()
             while True:
                 response = await fast.post(dict(request.headers.items()), request.content)
+                self._keep_cookies(response)  # from every answer of the flow, as httpx keeps them
                 body = await response.aread() if response.status_code >= 400 else b""
                 # The body is decoded already: its encoding must not be undone twice.
                 raw = [(name, value) for name, value in response.raw_headers if name.lower() != b"content-encoding"]
