@@ -61,11 +61,12 @@ async def test_each_request_times_out_at_its_own_deadline() -> None:
         ended = loop.time() - begun
         assert results["fast"][0] == "answered"
         assert [results[k][0] for k in ("short", "later", "long")] == ["timed out"] * 3, results
-        # Each at its deadline (never early), in deadline order, well before the others'.
-        assert 0.3 <= results["short"][1] < 1.0, results
-        assert 0.5 <= results["later"][1] < 1.0, results
-        assert 1.2 <= results["long"][1] < 2.5, results
-        assert ended < 3
+        # Each at its deadline, never early; the short ones well before the long one (whose
+        # deadline the timer was set for first). Upper bounds stay loose: a loaded machine.
+        assert results["short"][1] >= 0.3 and results["later"][1] >= 0.5 and results["long"][1] >= 1.2, results
+        ends = {k: start + results[k][1] for k, start in (("short", short[1]), ("later", later[1]), ("long", long[1]))}
+        assert ends["short"] < ends["long"] - 0.3 and ends["later"] < ends["long"] - 0.2, ends
+        assert ended < 10
         assert (await client.call_tool("wait", {"seconds": 0}, timeout=0.5)).content == [TextContent(text="done")]
 
 
@@ -76,7 +77,7 @@ async def test_many_requests_of_one_timeout_expire_together_and_the_rest_go_on()
         started = time.monotonic()
         outcomes = await asyncio.gather(*(timed(c, started) for c in calls))
         assert {kind for kind, _ in outcomes} == {"timed out"}
-        assert all(0.3 <= elapsed < 2 for _, elapsed in outcomes), outcomes
+        assert all(0.3 <= elapsed < 10 for _, elapsed in outcomes), outcomes
         for call in answered:
             assert (await call).content == [TextContent(text="done")]
         # Nothing is due any more: the session's timer finds nothing and stops.
