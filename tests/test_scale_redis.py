@@ -22,11 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -36,10 +32,9 @@ import anyio
 import httpx
 import pytest
 
-from tests.conftest import ROOT
-from tests.http_server import free_port
 from tests.redis_server import redis_server
-from tests.wire_http import SseReader, call, legacy_headers, meta, open_session, progress_of, rpc, whoami
+from tests.wire_http import SseReader, call, legacy_headers, open_session, progress_of, rpc, whoami
+from tests.workers import uvicorn_workers
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -53,53 +48,9 @@ TIME_LIMIT = 120.0
 
 @contextlib.contextmanager
 def workers(redis_url: str, log: Path) -> Iterator[str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    command = [sys.executable, "-m", "uvicorn", APP, "--host", "127.0.0.1", "--port", str(port)]
-    command += ["--workers", str(WORKERS), "--log-level", "warning", "--no-access-log"]
-    env = {**os.environ, "MCPGEN_REDIS_URL": redis_url, "MCPGEN_REDIS_PREFIX": f"scale{secrets.token_hex(3)}"}
-    with log.open("wb") as errors:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
-        )
-        try:
-            _wait_for_workers(url, process, log)
-            yield url
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                pass
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
-def _wait_for_workers(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    """Until every worker answered on a fresh connection."""
-    deadline = time.monotonic() + 60
-    seen: set[int] = set()
-    params = {"name": "whoami", "arguments": {}, "_meta": meta()}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-    while len(seen) < WORKERS:
-        if process.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {process.returncode}: {log.read_text()[-2000:]}")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"only {len(seen)} of {WORKERS} workers answered: {log.read_text()[-2000:]}")
-        try:
-            headers = {
-                "accept": "application/json, text/event-stream",
-                "content-type": "application/json",
-                "mcp-protocol-version": "2026-07-28",
-                "mcp-method": "tools/call",
-                "mcp-name": "whoami",
-            }
-            reply = httpx.post(url, content=json.dumps(body), headers=headers, timeout=2)
-            seen.add(reply.json()["result"]["structuredContent"]["pid"])
-        except (httpx.HTTPError, ValueError, KeyError):
-            time.sleep(0.1)
+    env = {"MCPGEN_REDIS_URL": redis_url, "MCPGEN_REDIS_PREFIX": f"scale{secrets.token_hex(3)}"}
+    with uvicorn_workers(APP, WORKERS, env, log) as url:
+        yield url
 
 
 class Pins:

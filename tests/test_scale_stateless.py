@@ -17,12 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import signal
 import ssl
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -34,8 +30,7 @@ import anyio
 import httpx
 import pytest
 
-from tests.conftest import ROOT
-from tests.http_server import free_port
+from tests.workers import uvicorn_workers
 
 pytestmark = pytest.mark.anyio
 
@@ -60,67 +55,9 @@ _ASKED_BY = re.compile(r"pid=(\d+) ")
 @contextlib.contextmanager
 def serving(key: str, workers: int, log: Path) -> Iterator[str]:
     """uvicorn serving the scale app with ``workers`` processes and this state key; yields
-    the endpoint once every worker answers. The whole process group (supervisor and its
-    workers) is ended on the way out, whatever happened."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/mcp"
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        APP,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-        "--no-access-log",
-    ]
-    if workers > 1:
-        command += ["--workers", str(workers)]
-    env = {**os.environ, "MCPGEN_STATE_KEY": key}
-    with log.open("wb") as errors:
-        process = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
-        )
-        try:
-            _wait_for_workers(url, process, workers, log)
-            yield url
-        finally:
-            _end_group(process)
-
-
-def _wait_for_workers(url: str, process: subprocess.Popen[bytes], workers: int, log: Path) -> None:
-    """Until ``workers`` distinct pids have answered on fresh connections: a worker still
-    importing takes no connections, and the load must not start on fewer workers."""
-    deadline = time.monotonic() + 60
-    seen: set[int] = set()
-    n = 0
-    while len(seen) < workers:
-        if process.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {process.returncode}: {log.read_text()[-2000:]}")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"only {len(seen)} of {workers} workers answered at {url}: {log.read_text()[-2000:]}")
-        n += 1
-        try:
-            reply = httpx.post(url, content=_body(n, "whoami", {"n": n}), headers=_headers("whoami"), timeout=2)
-            seen.add(reply.json()["result"]["structuredContent"]["pid"])
-        except (httpx.HTTPError, ValueError, KeyError):
-            time.sleep(0.1)
-
-
-def _end_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        pass
-    # Whatever is left of the group (a worker the supervisor did not reap) goes too.
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+    the endpoint once every worker answers."""
+    with uvicorn_workers(APP, workers, {"MCPGEN_STATE_KEY": key}, log, whoami={"n": 0}) as url:
+        yield url
 
 
 # ------------------------------------------------------------------ the wire
