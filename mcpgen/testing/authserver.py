@@ -7,9 +7,10 @@
         auth_server.add_client("svc", "secret", scope="mcp")
 
 authlib does the OAuth work: the authorization endpoint (code + PKCE S256, RFC 9207 ``iss``
-in the response), the token endpoint (authorization code, client credentials; client
-authentication basic, post or none), dynamic client registration (RFC 7591), token
-introspection (RFC 7662) and the JWT access tokens (RFC 9068, signed ES256 by joserfc).
+in the response), the token endpoint (authorization code, refresh with rotation, client
+credentials, the RFC 7523 JWT-bearer grant for workloads; client authentication basic, post
+or none), dynamic client registration (RFC 7591), token introspection (RFC 7662) and the JWT
+access tokens (RFC 9068, signed ES256 by joserfc).
 What is written here is the framework glue authlib leaves to an integration (it ships
 Flask and Django ones, not Starlette), the in-memory client, code and token stores, the
 metadata documents, and three things authlib does not do:
@@ -18,7 +19,9 @@ metadata documents, and three things authlib does not do:
   ``aud`` (authlib's RFC 9068 generator leaves this as a TODO);
 - RFC 9449 at the token endpoint: a request carrying a DPoP proof (checked here with
   joserfc: signature, ``typ``, ``htm``/``htu``, ``iat``, one-time ``jti``) gets a
-  DPoP-bound token (``cnf.jkt`` = the proof key's thumbprint, ``token_type`` DPoP);
+  DPoP-bound token (``cnf.jkt`` = the proof key's thumbprint, ``token_type`` DPoP); a
+  public client's refresh token is bound to that key too (section 5); with ``dpop_nonce``
+  set, a proof without that nonce is refused with ``use_dpop_nonce`` (section 8);
 - per-client token lifetime and ``nbf``, so that tests can be issued an expired token or
   one not valid yet by the very same token endpoint.
 
@@ -38,10 +41,12 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import uvicorn
+from authlib.common.security import generate_token  # type: ignore[import-untyped]
 from authlib.oauth2 import AuthorizationServer as _AuthorizationServer  # type: ignore[import-untyped]
 from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749 import (  # type: ignore[import-untyped]
@@ -52,6 +57,7 @@ from authlib.oauth2.rfc6749 import (  # type: ignore[import-untyped]
     OAuth2Request,
     grants,
 )
+from authlib.oauth2.rfc7523 import JWTBearerGrant  # type: ignore[import-untyped]
 from authlib.oauth2.rfc7591 import ClientRegistrationEndpoint  # type: ignore[import-untyped]
 from authlib.oauth2.rfc7636 import CodeChallenge  # type: ignore[import-untyped]
 from authlib.oauth2.rfc7662 import IntrospectionEndpoint  # type: ignore[import-untyped]
@@ -67,6 +73,7 @@ from starlette.routing import Route
 
 SCOPES = ["mcp", "notes:read", "notes:write", "admin"]
 DPOP_ALGS = ["ES256", "RS256", "PS256", "EdDSA"]
+JWT_BEARER = JWTBearerGrant.GRANT_TYPE  # RFC 7523 section 2.1
 
 # What the token request being answered asked for, read by the token generator (authlib
 # calls it without the request).
@@ -172,6 +179,31 @@ class Issued:
         return bool(self.claims["exp"] < time.time())
 
     def is_revoked(self) -> bool:
+        return False
+
+
+@dataclass
+class RefreshToken:
+    """A refresh token the server handed out, and what a refresh with it gets again."""
+
+    refresh_token: str
+    client_id: str
+    scope: str
+    user: str
+    resource: str | None  # the RFC 8707 resource of the grant: the refreshed token's aud
+    jkt: str | None  # the DPoP key a public client's refresh token is bound to (RFC 9449 §5)
+    revoked: bool = False
+
+    def check_client(self, client: Client) -> bool:
+        return client.get_client_id() == self.client_id
+
+    def get_scope(self) -> str:
+        return self.scope
+
+    def is_revoked(self) -> bool:
+        return self.revoked
+
+    def is_expired(self) -> bool:
         return False
 
 
@@ -302,9 +334,62 @@ class _ClientCredentials(grants.ClientCredentialsGrant):  # type: ignore[misc]
     TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
 
 
+class _Refresh(grants.RefreshTokenGrant):  # type: ignore[misc]
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+    INCLUDE_NEW_REFRESH_TOKEN = True  # rotation: each refresh token serves once
+
+    def authenticate_refresh_token(self, refresh_token: str) -> RefreshToken | None:
+        found: RefreshToken | None = self.server.owner.refresh_tokens.get(refresh_token)
+        if found is None or found.revoked or (found.jkt is not None and found.jkt != _jkt.get()):
+            return None  # unknown, used, or a bound token without its key's proof: invalid_grant
+        if _resource.get() is None:
+            _resource.set(found.resource)
+        return found
+
+    def authenticate_user(self, refresh_token: RefreshToken) -> User:
+        return User(refresh_token.user)
+
+    def revoke_old_credential(self, refresh_token: RefreshToken) -> None:
+        refresh_token.revoked = True
+
+
+class _Assertion(JWTBearerGrant):  # type: ignore[misc]
+    """RFC 7523 section 2.1 (a workload's JWT from its platform): authlib checks the
+    signature with the key :meth:`AuthServer.trust_assertions` was given for the
+    assertion's ``iss``, its ``exp`` and its ``aud`` (this server's issuer or token
+    endpoint). No client authentication: the assertion names the client (section 3.1)."""
+
+    def get_audiences(self) -> list[str]:
+        issuer: str = self.server.owner.issuer
+        return [issuer, f"{issuer}/token"]
+
+    def resolve_issuer_client(self, issuer: str) -> Client | None:
+        trusted = self.server.owner.assertion_issuers.get(issuer)
+        return None if trusted is None else self.server.owner.clients.get(trusted[1])
+
+    def resolve_client_public_key(self, client: Client) -> Any:
+        for key, client_id in self.server.owner.assertion_issuers.values():
+            if client_id == client.client_id:
+                return key
+        return None
+
+    def authenticate_user(self, subject: str) -> User:
+        return User(subject)
+
+    def has_granted_permission(self, client: Client, user: User) -> bool:
+        return True
+
+
 class _Registration(ClientRegistrationEndpoint):  # type: ignore[misc]
     def authenticate_token(self, request: Any) -> bool:
         return True  # open registration, as MCP clients expect
+
+    def generate_client_id(self, request: Any) -> str:
+        # client-1, client-2, ...: readable in a test's assertions and failures
+        owner = self.server.owner
+        while (client_id := f"client-{next(owner.registered)}") in owner.clients:
+            pass
+        return client_id
 
     def get_server_metadata(self) -> dict[str, Any]:
         metadata: dict[str, Any] = self.server.owner.metadata()
@@ -345,7 +430,9 @@ class _Introspection(IntrospectionEndpoint):  # type: ignore[misc]
 
 class _Tokens(JWTBearerTokenGenerator):  # type: ignore[misc]
     def __init__(self, owner: AuthServer) -> None:
-        super().__init__(issuer=owner.issuer, alg="ES256", expires_generator=owner.lifetime)
+        super().__init__(
+            issuer=owner.issuer, alg="ES256", refresh_token_generator=_refresh_token, expires_generator=owner.lifetime
+        )
         self.owner = owner
 
     def get_jwks(self) -> Any:
@@ -377,10 +464,15 @@ class AuthServer:
         scopes: list[str] | None = None,
         key: ECKey | None = None,
         default_resource: str = "urn:mcpgen:no-resource",
+        dpop_nonce: str | None = None,
+        offer_dpop: bool = True,
     ) -> None:
         """``scopes``: what it grants (default :data:`SCOPES`); ``key``: its signing key
         (default: a new P-256 key); ``default_resource``: the ``aud`` of tokens requested
-        without an RFC 8707 ``resource``."""
+        without an RFC 8707 ``resource``; ``dpop_nonce``: the nonce the token endpoint
+        insists on in DPoP proofs (RFC 9449 section 8; None: no nonce); ``offer_dpop``:
+        list DPoP in the metadata (a proof sent anyway still gets a bound token, as RFC 9449
+        lets a server bind a token whether or not it advertised DPoP)."""
         self.scopes = list(scopes or SCOPES)
         self.port = _free_port()
         self.issuer = f"http://127.0.0.1:{self.port}"
@@ -390,13 +482,20 @@ class AuthServer:
         self.clients: dict[str, Client] = {}
         self.codes: dict[str, Code] = {}
         self.tokens: dict[str, Issued] = {}
+        self.refresh_tokens: dict[str, RefreshToken] = {}
+        self.assertion_issuers: dict[str, tuple[ECKey, str]] = {}  # iss -> (its key, the client)
+        self.registered = count(1)  # numbers the clients that register themselves
         self.dpop_jtis: set[str] = set()
+        self.dpop_nonce = dpop_nonce
+        self.offer_dpop = offer_dpop
         self.user = "alice"
         self.requests: list[str] = []  # "METHOD path" of every request, for tests to look at
         self.oauth = _Server(self)
         self.oauth.register_token_generator("default", _Tokens(self))
         self.oauth.register_grant(_AuthorizationCode, [CodeChallenge(required=True)])
         self.oauth.register_grant(_ClientCredentials)
+        self.oauth.register_grant(_Refresh)
+        self.oauth.register_grant(_Assertion)
         self.oauth.register_endpoint(_Registration)
         self.oauth.register_endpoint(_Introspection)
         self.oauth.register_extension(_Iss(self.issuer))
@@ -415,6 +514,7 @@ class AuthServer:
         lifetime: int = 3600,
         not_before: int = 0,
         auth_method: str = "client_secret_basic",
+        grant_types: list[str] | None = None,
     ) -> Client:
         client = Client(
             client_id,
@@ -425,8 +525,16 @@ class AuthServer:
             not_before=not_before,
             token_endpoint_auth_method=auth_method if secret is not None else "none",
         )
+        if grant_types is not None:
+            client.grant_types = list(grant_types)
         self.clients[client_id] = client
         return client
+
+    def trust_assertions(self, issuer: str, key: ECKey, client_id: str) -> None:
+        """Accept RFC 7523 JWT-bearer assertions that ``issuer`` signs with ``key`` (a
+        workload platform's), as grants for the client ``client_id`` (which needs
+        :data:`JWT_BEARER` in its grant types)."""
+        self.assertion_issuers[issuer] = (key, client_id)
 
     def rotate_key(self) -> None:
         """Sign with a new key from now on; the JWKS publishes it next to the old one."""
@@ -445,13 +553,26 @@ class AuthServer:
     def remember(self, token: dict[str, Any], request: Any) -> None:
         access = token["access_token"]
         claims = jws.extract_compact(access.encode()).payload
-        self.tokens[access] = Issued(access, request.client.get_client_id(), token.get("scope", ""), json.loads(claims))
-        if _jkt.get() is not None:
+        client: Client = request.client
+        self.tokens[access] = Issued(access, client.get_client_id(), token.get("scope", ""), json.loads(claims))
+        jkt = _jkt.get()
+        if jkt is not None:
             token["token_type"] = "DPoP"
+        if "refresh_token" in token:
+            user = request.user.get_user_id() if request.user is not None else client.get_client_id()
+            public = client.token_endpoint_auth_method == "none"
+            self.refresh_tokens[token["refresh_token"]] = RefreshToken(
+                token["refresh_token"],
+                client.get_client_id(),
+                token.get("scope", ""),
+                user,
+                _resource.get(),
+                jkt if public else None,
+            )
 
     def metadata(self) -> dict[str, Any]:
         base = self.issuer
-        return {
+        document: dict[str, Any] = {
             "issuer": base,
             "authorization_endpoint": f"{base}/authorize",
             "token_endpoint": f"{base}/token",
@@ -460,13 +581,15 @@ class AuthServer:
             "jwks_uri": f"{base}/jwks",
             "scopes_supported": self.scopes,
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "client_credentials"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials", JWT_BEARER],
             "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
             "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
             "code_challenge_methods_supported": ["S256"],
-            "dpop_signing_alg_values_supported": DPOP_ALGS,
             "authorization_response_iss_parameter_supported": True,
         }
+        if self.offer_dpop:
+            document["dpop_signing_alg_values_supported"] = DPOP_ALGS
+        return document
 
     # ------------------------------------------------------------ HTTP
 
@@ -492,9 +615,16 @@ class AuthServer:
             proof = request.headers.get("dpop")
             jkt = None
             if proof is not None:
-                jkt = self._check_proof(proof, str(request.url))
-                if jkt is None:
+                checked = self._check_proof(proof, str(request.url))
+                if checked is None:
                     return JSONResponse({"error": "invalid_dpop_proof"}, status_code=400)
+                jkt, nonce = checked
+                if self.dpop_nonce is not None and nonce != self.dpop_nonce:
+                    return JSONResponse(
+                        {"error": "use_dpop_nonce", "error_description": "the DPoP proof needs the server's nonce"},
+                        status_code=400,
+                        headers={"DPoP-Nonce": self.dpop_nonce, "Cache-Control": "no-store"},
+                    )
             _jkt.set(jkt)
             _resource.set(oauth_request.payload.data.get("resource"))
             return self.oauth.create_token_response(oauth_request).starlette()  # type: ignore[no-any-return]
@@ -537,9 +667,10 @@ class AuthServer:
                 form[k].append(str(value))
         return _Request(request.method, str(request.url), request.headers, dict(args), dict(form))  # type: ignore[arg-type]
 
-    def _check_proof(self, proof: str, url: str) -> str | None:
+    def _check_proof(self, proof: str, url: str) -> tuple[str, str | None] | None:
         """RFC 9449 §4.3 at the token endpoint (joserfc; independent of mcpgen's own
-        checker): the thumbprint of the proof's key, or None for a bad proof."""
+        checker): the thumbprint of the proof's key and the proof's nonce, or None for a
+        bad proof."""
         try:
             header = jws.extract_compact(proof.encode()).protected
             if header.get("typ") != "dpop+jwt" or header.get("alg") not in DPOP_ALGS:
@@ -548,15 +679,21 @@ class AuthServer:
             claims = json.loads(jws.deserialize_compact(proof, key, algorithms=DPOP_ALGS).payload)
         except (JoseError, KeyError, ValueError, TypeError):
             return None
+        if not isinstance(claims, dict):
+            return None
         parts = urlsplit(url)
         if claims.get("htm") != "POST" or claims.get("htu") != urlunsplit(
             (parts.scheme, parts.netloc, parts.path, "", "")
         ):
             return None
-        if abs(time.time() - claims.get("iat", 0)) > 60 or claims.get("jti") in self.dpop_jtis:
+        iat, jti = claims.get("iat"), claims.get("jti")
+        if not isinstance(iat, int | float) or abs(time.time() - iat) > 60:
             return None
-        self.dpop_jtis.add(claims["jti"])
-        return str(key.thumbprint())
+        if not isinstance(jti, str) or jti in self.dpop_jtis:
+            return None
+        self.dpop_jtis.add(jti)
+        nonce = claims.get("nonce")
+        return str(key.thumbprint()), nonce if isinstance(nonce, str) else None
 
     def __enter__(self) -> AuthServer:
         config = uvicorn.Config(self.app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="off")
@@ -589,6 +726,10 @@ def _redirect(answer: _Answer) -> Response:
     if answer.location:
         return RedirectResponse(answer.location, status_code=302)
     return answer.starlette()
+
+
+def _refresh_token(**_: Any) -> str:
+    return str(generate_token(42))
 
 
 def _new_key() -> ECKey:
