@@ -3,9 +3,10 @@ which method exists in which revision.
 
 ``mcpgen/schema/revisions.toml`` says which package serves each shipped revision; every
 package named there is generated from the shipped schema of that revision into
-``mcpgen/protocol/v<revision>/``, and ``mcpgen/protocol/availability.py`` from the models of
-all shipped revisions. ``mcpgen generate`` without ``--schema`` regenerates all of them and
-``--check`` compares all of them.
+``mcpgen/protocol/v<revision>/``, ``mcpgen/protocol/availability.py`` from the models of
+all shipped revisions, and ``mcpgen/protocol/revision_facts.py`` from the table itself (so
+the runtime reads Python data at start-up instead of parsing TOML). ``mcpgen generate``
+without ``--schema`` regenerates all of them and ``--check`` compares all of them.
 """
 
 from __future__ import annotations
@@ -34,21 +35,47 @@ def package_dir(revision: str) -> Path:
     return PROTOCOL_DIR / f"v{revision.replace('-', '_')}"
 
 
-def serving_revisions() -> list[str]:
-    """The revisions whose bindings mcpgen commits, from revisions.toml (checked against
-    the shipped schemas: a row per schema and a schema per row)."""
+@dataclass(frozen=True)
+class RevisionRow:
+    era: str
+    bindings: str
+    priming: bool
+
+
+ERAS = ("handshake", "stateless")
+
+
+def revision_table() -> tuple[dict[str, RevisionRow], str]:
+    """revisions.toml, checked against the shipped schemas (a row per schema and a schema
+    per row, an era the runtime knows, bindings that name a shipped revision): each
+    revision's row, and the version a Streamable HTTP request without a header gets."""
     table_path = shipped.HERE / "revisions.toml"
-    rows = tomllib.loads(table_path.read_text(encoding="utf-8"))["revisions"]
+    table = tomllib.loads(table_path.read_text(encoding="utf-8"))
+    rows = table["revisions"]
     have = set(shipped.revisions())
     for rev in sorted(set(rows) - have):
         raise SchemaError(str(table_path), f"/{rev}", "a row for a revision mcpgen does not ship")
     for rev in sorted(have - set(rows)):
         raise SchemaError(str(table_path), "", f"shipped revision {rev} has no row")
-    serving = sorted({row["bindings"] for row in rows.values()})
-    for rev in serving:
-        if rev not in have:
-            raise SchemaError(str(table_path), "", f"bindings {rev!r} name no shipped revision")
-    return serving
+    checked: dict[str, RevisionRow] = {}
+    for rev, row in rows.items():
+        if row.get("era") not in ERAS:
+            raise SchemaError(str(table_path), f"/{rev}/era", f"era must be one of {', '.join(ERAS)}")
+        if row.get("bindings") not in have:
+            raise SchemaError(str(table_path), "", f"bindings {row.get('bindings')!r} name no shipped revision")
+        if not isinstance(row.get("priming", False), bool):
+            raise SchemaError(str(table_path), f"/{rev}/priming", "priming must be true or false")
+        checked[rev] = RevisionRow(row["era"], row["bindings"], row.get("priming", False))
+    default = table.get("defaults", {}).get("http_without_header")
+    if default not in have:
+        raise SchemaError(str(table_path), "/defaults/http_without_header", f"{default!r} names no shipped revision")
+    return checked, default
+
+
+def serving_revisions() -> list[str]:
+    """The revisions whose bindings mcpgen commits, from revisions.toml."""
+    rows, _ = revision_table()
+    return sorted({row.bindings for row in rows.values()})
 
 
 def generate_committed() -> Committed:
@@ -65,7 +92,15 @@ def generate_committed() -> Committed:
         revisions=shipped.revisions(),
         methods={key: sorted(revs) for key, revs in sorted(methods.items())},
     )
-    return Committed(packages, {PROTOCOL_DIR / "availability.py": text})
+    rows, http_default = revision_table()
+    facts = render_file(
+        "revision_facts.py.j2",
+        command=COMMAND,
+        revisions=shipped.revisions(),
+        rows=rows,
+        http_without_header=http_default,
+    )
+    return Committed(packages, {PROTOCOL_DIR / "availability.py": text, PROTOCOL_DIR / "revision_facts.py": facts})
 
 
 def stale(committed: Committed) -> dict[str, str]:

@@ -1,49 +1,31 @@
 """Protocol revisions the runtime speaks, as data: the one module that knows which version
 strings exist, their order and their era.
 
-The facts come from ``mcpgen/schema/revisions.toml`` (what no schema says) and the
-generated ``mcpgen.protocol.availability`` (which method exists in which revision). Other
-modules ask these functions; none compares version strings itself.
+The facts come from the generated ``mcpgen.protocol.revision_facts`` (rendered by ``mcpgen
+generate`` from ``mcpgen/schema/revisions.toml``: what no schema says; plain Python, so a
+server's start parses no TOML) and the generated ``mcpgen.protocol.availability`` (which
+method exists in which revision). Other modules ask these functions; none compares version
+strings itself.
 """
 
 from __future__ import annotations
 
 import importlib
-import tomllib
-from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import Literal
 
-from mcpgen import schema as _schema
 from mcpgen.protocol import availability
+from mcpgen.protocol import revision_facts as _facts
 
 Era = Literal["handshake", "stateless"]
 
-
-@dataclass(frozen=True)
-class Revision:
-    name: str
-    era: Era
-    bindings: str  # the revision whose committed bindings package decodes this one
-    priming: bool = False  # Streamable HTTP streams open with an id-only event
-
-
-def _load() -> tuple[dict[str, Revision], str]:
-    table = tomllib.loads((_schema.HERE / "revisions.toml").read_text(encoding="utf-8"))
-    rows = {
-        name: Revision(name, row["era"], row["bindings"], bool(row.get("priming", False)))
-        for name, row in table["revisions"].items()
-    }
-    # Oldest first, in the order the generated availability table lists them.
-    ordered = {name: rows[name] for name in availability.REVISIONS}
-    return ordered, table["defaults"]["http_without_header"]
-
-
-REVISIONS, HTTP_DEFAULT = _load()
-HANDSHAKE: tuple[str, ...] = tuple(reversed([r.name for r in REVISIONS.values() if r.era == "handshake"]))
+_ERA: dict[str, Era] = _facts.ERA
+HTTP_DEFAULT: str = _facts.HTTP_WITHOUT_HEADER
+"""The version a Streamable HTTP server assumes when a request names none."""
+HANDSHAKE: tuple[str, ...] = tuple(reversed([r for r in _facts.REVISIONS if _ERA[r] == "handshake"]))
 """Handshake-era versions, newest first."""
-STATELESS: tuple[str, ...] = tuple(reversed([r.name for r in REVISIONS.values() if r.era == "stateless"]))
+STATELESS: tuple[str, ...] = tuple(reversed([r for r in _facts.REVISIONS if _ERA[r] == "stateless"]))
 """Stateless-era versions, newest first."""
 SUPPORTED: tuple[str, ...] = (*STATELESS, *HANDSHAKE)
 """Every version the runtime speaks, newest first within each era."""
@@ -60,14 +42,12 @@ def negotiate(requested: str) -> str:
 
 def era_of(version: str | None) -> Era | None:
     """The era of a version we speak, or None for one we do not."""
-    revision = REVISIONS.get(version) if isinstance(version, str) else None
-    return revision.era if revision is not None else None
+    return _ERA.get(version) if isinstance(version, str) else None
 
 
 def primes_streams(version: str | None) -> bool:
     """Whether Streamable HTTP streams of this version open with a priming event."""
-    revision = REVISIONS.get(version) if isinstance(version, str) else None
-    return revision is not None and revision.priming
+    return isinstance(version, str) and version in _facts.PRIMING
 
 
 def method_exists(direction: str, method: str, version: str) -> bool:
@@ -79,5 +59,5 @@ def method_exists(direction: str, method: str, version: str) -> bool:
 def bindings(version: str) -> ModuleType:
     """The committed bindings package that decodes ``version`` (imported on first use: a
     handshake-era server never loads the stateless-era types)."""
-    package = REVISIONS[version].bindings.replace("-", "_")
+    package = _facts.BINDINGS[version].replace("-", "_")
     return importlib.import_module(f"mcpgen.protocol.v{package}")
