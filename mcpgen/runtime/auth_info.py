@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 
-@dataclass(frozen=True)
-class AuthInfo:
+
+# A frozen msgspec Struct rather than a frozen dataclass (the same construction, equality
+# and repr): every server imports this module, and a frozen dataclass takes ~0.7 ms to
+# create at import.
+class AuthInfo(msgspec.Struct, frozen=True):
     """A verified access token: never the token itself, only what it says.
 
     ``subject`` is the ``sub`` claim (for a client credentials grant, usually the client
@@ -28,7 +31,7 @@ class AuthInfo:
     subject: str | None
     client_id: str | None
     scopes: frozenset[str]
-    claims: Mapping[str, Any] = field(default_factory=dict)
+    claims: Mapping[str, Any] = msgspec.field(default_factory=dict)
     expires_at: int | None = None
     jkt: str | None = None
 

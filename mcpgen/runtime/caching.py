@@ -3,12 +3,14 @@ reuse a result of ``server/discover``, the list methods and ``resources/read``."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
 
-@dataclass(frozen=True, slots=True)
-class CacheHint:
+
+# A frozen msgspec Struct rather than a frozen dataclass: the same construction, equality,
+# hash and repr, without the ~0.7 ms a frozen dataclass takes to create at import.
+class CacheHint(msgspec.Struct, frozen=True):
     """``ttl_ms``: milliseconds the result stays fresh (0: already stale); ``scope``:
     "private" (reuse only within the same authorization context) or "public" (holds no
     per-user data)."""

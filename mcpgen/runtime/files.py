@@ -6,7 +6,6 @@ as ``../etc/passwd``: every path a client names is checked here before it is ope
 
 from __future__ import annotations
 
-import mimetypes
 from pathlib import Path, PurePosixPath
 
 from mcpgen.runtime.errors import ResourceNotFound
@@ -41,6 +40,10 @@ def read_file(path: Path) -> str | bytes:
 
 
 def guess_mime(path: Path) -> str:
+    # mimetypes is imported on the first file served, not by every server at start-up
+    # (its table of types is read on first use anyway).
+    import mimetypes
+
     return mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
 

@@ -3,7 +3,6 @@ the method (or the pending request) says which generated type they decode into."
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 import msgspec
@@ -136,6 +135,8 @@ def _failure(data: bytes | bytearray | memoryview | str, exc: Exception) -> Exce
 
     msgspec stops at the first thing it dislikes, which may come before a syntax error
     (``[`` is "expected an object") or be JSON it cannot represent (``1e400``)."""
+    import json  # only failing frames need it: not imported before a server's first answer
+
     try:
         doc = json.loads(bytes(data) if not isinstance(data, str) else data, parse_constant=_not_json)
         json.dumps(doc, ensure_ascii=False).encode()  # lone surrogate escapes are not text

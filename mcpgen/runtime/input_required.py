@@ -18,8 +18,6 @@ its last question runs again too: keep it idempotent.
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import os
 import time
 from typing import Any
@@ -57,6 +55,8 @@ class StateSealer:
 
     def open(self, state: str) -> dict[str, Any]:
         """The payload of a state this server sealed, or -32602."""
+        import hmac  # here, not at the top: see _mac
+
         body, dot, mac = state.partition(".")
         try:
             valid = dot == "." and hmac.compare_digest(_unb64(mac), self._mac(body))
@@ -71,6 +71,12 @@ class StateSealer:
         return payload
 
     def _mac(self, body: str) -> bytes:
+        # hashlib and hmac (with OpenSSL's _hashlib) cost ~2 ms to import, paid by every
+        # server before its first answer if imported at the top; only a request that asks
+        # the client for input needs them, so they load on the first seal or open.
+        import hashlib
+        import hmac
+
         return hmac.new(self._key, body.encode(), hashlib.sha256).digest()
 
 
@@ -179,6 +185,8 @@ class InputRequired(Exception):
 def _digest(method: str, params: dict[str, Any]) -> str:
     significant = {k: v for k, v in params.items() if k not in _NOT_SIGNIFICANT}
     blob = msgspec.json.encode([method, significant], order="sorted")
+    import hashlib  # on first use, as in StateSealer._mac
+
     return _b64(hashlib.sha256(blob).digest()[:16])
 
 

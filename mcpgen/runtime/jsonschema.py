@@ -25,7 +25,6 @@ are decoded by msgspec, which refuses nesting deeper than Python's recursion lim
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -82,6 +81,8 @@ def _json_path(segments: list[str | int]) -> str:
         elif _IDENT.match(seg):
             parts.append("." + seg)
         else:
+            import json  # error paths only: not imported before a server's first answer
+
             parts.append("[" + json.dumps(seg, ensure_ascii=False) + "]")
     return "".join(parts)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -36,12 +35,13 @@ _QUEUE_LIMIT = 1024  # notifications waiting for a slow listener before it is dr
 _CLOSE: Any = object()
 
 
-@dataclass(eq=False)
-class Subscription:
+# A msgspec Struct compared and hashed by identity (kept in a set), not a dataclass: a
+# dataclass costs ~0.4 ms to create at import, before every server's first answer.
+class Subscription(msgspec.Struct, eq=False):
     id: Any
     features: frozenset[str]  # "tools", "prompts", "resources"
     uris: frozenset[str]
-    queue: asyncio.Queue[Any] = field(default_factory=lambda: asyncio.Queue(_QUEUE_LIMIT))
+    queue: asyncio.Queue[Any] = msgspec.field(default_factory=lambda: asyncio.Queue(_QUEUE_LIMIT))
 
 
 class ListenHub:

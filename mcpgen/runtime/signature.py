@@ -12,7 +12,6 @@ import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Annotated, Any, Union
 
 import msgspec
@@ -33,9 +32,11 @@ class ArgumentError(ValueError):
     """The arguments of a call do not match the callable's parameters."""
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(msgspec.Struct, frozen=True):
     """What MCP needs to know about a tool or prompt function."""
+
+    # A frozen msgspec Struct, not a frozen dataclass: every server imports this module,
+    # and a frozen dataclass takes ~0.7 ms to create at import.
 
     name: str
     description: str | None
@@ -44,7 +45,7 @@ class Signature:
     wrap_result: bool
     context_param: str | None
     is_async: bool
-    _arguments: type[msgspec.Struct] = field(repr=False, compare=False)
+    _arguments: type[msgspec.Struct]  # the parameters' Struct (in repr and ==: it is per function)
     returns: Any = None  # the return annotation, resolved; None when there is none
 
     def decode_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shlex
 import stat
 import sys
 import threading
@@ -239,6 +238,8 @@ class ProcessTransport(StreamTransport):
         stderr_task = asyncio.get_running_loop().create_task(
             _pump_stderr(process.stderr, on_stderr or _pass_through, tail)
         )
+        import shlex  # the client side only: a server over stdio does not load it at start-up
+
         return cls(process, stderr_task, max_message, command=shlex.join([command, *args]), stderr_tail=tail)
 
     async def exit_error(self, grace: float = 2.0) -> ServerExited:

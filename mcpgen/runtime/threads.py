@@ -27,10 +27,13 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 from mcpgen.runtime.context import Context, handler_context
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 log = logging.getLogger("mcpgen")
 
@@ -52,6 +55,10 @@ class ThreadPool:
         """``fn(**kwargs)`` in a worker thread, with this task's context variables (the
         request being served) and ``context`` as what ``Context.current()`` returns there."""
         if self._executor is None:
+            # Imported here: concurrent.futures.thread (and queue) load with the first plain
+            # def a server runs in its pool, not before every server's first answer.
+            from concurrent.futures import ThreadPoolExecutor
+
             self._executor = ThreadPoolExecutor(self.max_threads, thread_name_prefix="mcpgen-handler")
         variables = contextvars.copy_context()
         variables.run(handler_context.set, context)
