@@ -1,10 +1,11 @@
 """A real OAuth authorization server and a protected MCP server, on loopback, for the OAuth
 client's tests (tests/test_auth_dpop.py, tests/test_cli_auth.py).
 
-The authorization server is authlib's (its AuthorizationServer with the authorization code
-grant and PKCE, refresh tokens and the RFC 7523 JWT-bearer grant) behind a few Starlette
-routes; what authlib does not do is added around it: the DPoP proof check at the token
-endpoint (with its optional nonce) and DPoP-bound JWT access tokens (``cnf.jkt``).
+The authorization server is the project's one test authorization server,
+:class:`mcpgen.testing.AuthServer` (authlib: code + PKCE, refresh, the RFC 7523 JWT-bearer
+grant for the workload, DPoP-bound tokens and its optional nonce), served here in the test's
+event loop behind a layer that records every token request and checks its DPoP proof a
+second time, with the checker below rather than the AS's.
 
 The resource server is mcpgen's Streamable HTTP app behind an ASGI layer that checks the
 access token (PyJWT against the authorization server's key: issuer, audience, expiry) and,
@@ -18,36 +19,30 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import contextvars
 import hashlib
 import json
-import os
 import secrets
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl
 
 import jwt
 import uvicorn
-from authlib.oauth2 import AuthorizationServer
-from authlib.oauth2.rfc6749 import ClientMixin, OAuth2Request, grants
-from authlib.oauth2.rfc6749.requests import BasicOAuth2Payload
-from authlib.oauth2.rfc7523 import JWTBearerGrant
-from authlib.oauth2.rfc7636 import CodeChallenge
 from cryptography.hazmat.primitives.asymmetric import ec
+from joserfc.jwk import ECKey
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpgen import Server
+from mcpgen.testing.authserver import JWT_BEARER, AuthServer, Client
 from tests.http_server import free_port
 
-os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")  # loopback http, in tests only
-
-USER = "alice"
+WORKLOAD_ISSUER = "https://workload-platform.test"
+WORKLOAD_CLIENT = "workload"
 PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
 SCOPE = "mcp"
 PROOF_WINDOW = 300  # seconds either side of now a proof's iat may be
@@ -90,229 +85,44 @@ def check_proof(proof: str | None, method: str, url: str, access_token: str | No
     return {"header": header, "claims": claims, "jkt": thumbprint(jwk)}
 
 
-# ---------------------------------------------------------------- the authorization server
-
-
-@dataclass
-class RegisteredClient(ClientMixin):  # type: ignore[misc]
-    client_id: str
-    redirect_uris: list[str] = field(default_factory=list)
-    grant_types: list[str] = field(default_factory=lambda: ["authorization_code", "refresh_token"])
-
-    def get_client_id(self) -> str:
-        return self.client_id
-
-    def get_default_redirect_uri(self) -> str:
-        return self.redirect_uris[0]
-
-    def get_allowed_scope(self, scope: str) -> str:
-        return scope
-
-    def check_redirect_uri(self, redirect_uri: str) -> bool:
-        return redirect_uri in self.redirect_uris
-
-    def check_client_secret(self, client_secret: str) -> bool:
-        return False
-
-    def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
-        return method == "none"
-
-    def check_response_type(self, response_type: str) -> bool:
-        return response_type == "code"
-
-    def check_grant_type(self, grant_type: str) -> bool:
-        return grant_type in self.grant_types
-
-
-@dataclass
-class Code:
-    code: str
-    client_id: str
-    redirect_uri: str
-    scope: str
-    code_challenge: str
-    code_challenge_method: str
-
-    def get_redirect_uri(self) -> str:
-        return self.redirect_uri
-
-    def get_scope(self) -> str:
-        return self.scope
-
-
-@dataclass
-class Issued:
-    """A refresh token as authlib's refresh grant wants to see it."""
-
-    refresh_token: str
-    client_id: str
-    scope: str
-    revoked: bool = False
-
-    def check_client(self, client: RegisteredClient) -> bool:
-        return client.client_id == self.client_id
-
-    def get_scope(self) -> str:
-        return self.scope
-
-    def is_revoked(self) -> bool:
-        return self.revoked
-
-    def is_expired(self) -> bool:
-        return False
-
-
-class _Request(OAuth2Request):  # type: ignore[misc]
-    """An authlib request from a Starlette one whose form was read already (authlib is
-    synchronous; Starlette reads bodies asynchronously)."""
-
-    def __init__(self, request: Request, form: dict[str, str]) -> None:
-        super().__init__(request.method, str(request.url), headers=dict(request.headers))
-        self._args = dict(request.query_params)
-        self._form = form
-        self.payload = BasicOAuth2Payload({**self._args, **form})
-
-    @property
-    def args(self) -> dict[str, str]:
-        return self._args
-
-    @property
-    def form(self) -> dict[str, str]:
-        return self._form
-
-
-_bound_to: contextvars.ContextVar[str | None] = contextvars.ContextVar("bound_to", default=None)
-
-
-class AuthServer(AuthorizationServer):  # type: ignore[misc]
-    def __init__(self, parties: Parties) -> None:
-        super().__init__(scopes_supported=[SCOPE, "offline_access"])
-        self.parties = parties
-
-    def query_client(self, client_id: str) -> RegisteredClient | None:
-        return self.parties.clients.get(client_id)
-
-    def save_token(self, token: dict[str, Any], request: Any) -> None:
-        if "refresh_token" in token:
-            client = request.client.client_id
-            self.parties.refresh_tokens[token["refresh_token"]] = Issued(token["refresh_token"], client, token["scope"])
-
-    def create_oauth2_request(self, request: _Request) -> _Request:
-        return request
-
-    def handle_response(self, status: int, body: Any, headers: list[tuple[str, str]]) -> Response:
-        if isinstance(body, dict):
-            return JSONResponse(body, status, dict(headers))
-        return Response(body, status, dict(headers))
-
-    def send_signal(self, name: str, *args: Any, **kwargs: Any) -> None:
-        pass
-
-
-class CodeGrant(grants.AuthorizationCodeGrant):  # type: ignore[misc]
-    TOKEN_ENDPOINT_AUTH_METHODS = ["none"]
-
-    def save_authorization_code(self, code: str, request: _Request) -> None:
-        args = request.args
-        self.server.parties.codes[code] = Code(
-            code,
-            request.client.client_id,
-            args["redirect_uri"],
-            args.get("scope", ""),
-            args["code_challenge"],
-            args["code_challenge_method"],
-        )
-
-    def query_authorization_code(self, code: str, client: RegisteredClient) -> Code | None:
-        found: Code | None = self.server.parties.codes.get(code)
-        return found if found is not None and found.client_id == client.client_id else None
-
-    def delete_authorization_code(self, authorization_code: Code) -> None:
-        self.server.parties.codes.pop(authorization_code.code, None)
-
-    def authenticate_user(self, authorization_code: Code) -> str:
-        return USER
-
-
-class RefreshGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
-    TOKEN_ENDPOINT_AUTH_METHODS = ["none"]
-    INCLUDE_NEW_REFRESH_TOKEN = True
-
-    def authenticate_refresh_token(self, refresh_token: str) -> Issued | None:
-        found: Issued | None = self.server.parties.refresh_tokens.get(refresh_token)
-        return found if found is not None and not found.revoked else None
-
-    def authenticate_user(self, refresh_token: Issued) -> str:
-        return USER
-
-    def revoke_old_credential(self, refresh_token: Issued) -> None:
-        refresh_token.revoked = True
-
-
-class WorkloadGrant(JWTBearerGrant):  # type: ignore[misc]
-    """RFC 7523 section 2.1, authlib's: the workload's JWT, issued by its platform
-    (WORKLOAD_ISSUER) for this authorization server's token endpoint, signature, audience
-    and expiry checked by authlib."""
-
-    TOKEN_ENDPOINT_AUTH_METHODS = ["none"]
-
-    def get_audiences(self) -> list[str]:
-        return [self.server.parties.token_endpoint]
-
-    def resolve_issuer_client(self, issuer: str) -> RegisteredClient | None:
-        return self.server.parties.clients.get(WORKLOAD_CLIENT) if issuer == WORKLOAD_ISSUER else None
-
-    def resolve_client_public_key(self, client: RegisteredClient) -> Any:
-        from joserfc.jwk import ECKey
-
-        return ECKey.import_key(self.server.parties.workload_key.public_key())
-
-    def authenticate_user(self, subject: str) -> str:
-        return subject
-
-    def has_granted_permission(self, client: RegisteredClient, user: str) -> bool:
-        return True
-
-
-WORKLOAD_ISSUER = "https://workload-platform.test"
-WORKLOAD_CLIENT = "workload"
-
-
 # ---------------------------------------------------------------- both parties
 
 
 @dataclass
 class Parties:
-    """The authorization server and the protected MCP server, each on its own port (its own
-    origin: DPoP nonces are per origin)."""
+    """The authorization server (mcpgen.testing.AuthServer) and the protected MCP server,
+    each on its own port (its own origin: DPoP nonces are per origin)."""
 
     as_nonce: str | None = None  # the nonce the token endpoint insists on, if any
     rs_nonce: str | None = None  # the nonce the MCP server insists on, if any
     rs_nonce_given: str | None = None  # the nonce it hands out (rs_nonce unless set: a broken server)
-    dpop: bool = True  # the AS offers DPoP (lists ES256 in its metadata)
-    expires_in: int = 3600
-    as_port: int = field(default_factory=free_port)
+    dpop: bool = True  # the AS offers DPoP (lists it in its metadata)
     rs_port: int = field(default_factory=free_port)
-    clients: dict[str, RegisteredClient] = field(default_factory=dict)
-    codes: dict[str, Code] = field(default_factory=dict)
-    refresh_tokens: dict[str, Issued] = field(default_factory=dict)
     token_requests: list[dict[str, Any]] = field(default_factory=list)  # form, proof (checked), answer status
     mcp_requests: list[dict[str, Any]] = field(default_factory=list)  # scheme, proof (checked) or error
-    signing_key: ec.EllipticCurvePrivateKey = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
     workload_key: ec.EllipticCurvePrivateKey = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
     jtis: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.clients[WORKLOAD_CLIENT] = RegisteredClient(WORKLOAD_CLIENT, grant_types=[JWTBearerGrant.GRANT_TYPE])
-        self.server = AuthServer(self)
-        self.server.register_grant(CodeGrant, [CodeChallenge(required=True)])
-        self.server.register_grant(RefreshGrant)
-        self.server.register_grant(WorkloadGrant)
-        self.server.register_token_generator("default", self.generate_token)
+        # offline_access listed: the client asks for it and registers for refresh tokens
+        self.auth = AuthServer(
+            scopes=[SCOPE, "offline_access"],
+            default_resource=self.mcp_url,
+            dpop_nonce=self.as_nonce,
+            offer_dpop=self.dpop,
+        )
+        self.auth.add_client(WORKLOAD_CLIENT, None, grant_types=[JWT_BEARER])
+        self.auth.trust_assertions(WORKLOAD_ISSUER, ECKey.import_key(self.workload_key.public_key()), WORKLOAD_CLIENT)
+        # the MCP server checks tokens with PyJWT against the AS's key, not with the AS's code
+        self.token_key = jwt.PyJWK(self.auth.signing_key.as_dict(private=False), algorithm="ES256").key
 
     @property
     def issuer(self) -> str:
-        return f"http://127.0.0.1:{self.as_port}"
+        return self.auth.issuer
+
+    @property
+    def clients(self) -> dict[str, Client]:
+        return self.auth.clients
 
     @property
     def token_endpoint(self) -> str:
@@ -338,103 +148,50 @@ class Parties:
         }
         return jwt.encode(claims, self.workload_key, algorithm="ES256")
 
-    def generate_token(
-        self,
-        grant_type: str,
-        client: RegisteredClient,
-        user: str | None = None,
-        scope: str | None = None,
-        expires_in: int | None = None,
-        include_refresh_token: bool = True,
-    ) -> dict[str, Any]:
-        """A JWT access token for the MCP server; bound to the proof's key when the token
-        request carried one (the contextvar the token route set)."""
-        now = int(time.time())
-        claims: dict[str, Any] = {
-            "iss": self.issuer,
-            "sub": user or client.client_id,
-            "aud": self.mcp_url,
-            "client_id": client.client_id,
-            "scope": scope or "",
-            "iat": now,
-            "exp": now + self.expires_in,
-            "jti": secrets.token_hex(8),
-        }
-        jkt = _bound_to.get()
-        if jkt is not None:
-            claims["cnf"] = {"jkt": jkt}
-        token: dict[str, Any] = {
-            "access_token": jwt.encode(claims, self.signing_key, algorithm="ES256"),
-            "token_type": "DPoP" if jkt is not None else "Bearer",
-            "expires_in": self.expires_in,
-            "scope": scope or "",
-        }
-        if include_refresh_token and grant_type != JWTBearerGrant.GRANT_TYPE:
-            token["refresh_token"] = secrets.token_urlsafe(24)
-        return token
+    # ------------------------------------------------------------ in front of the AS
 
-    # ------------------------------------------------------------ AS routes
+    def watch_tokens(self, app: Any) -> Any:
+        """An ASGI layer in front of the AS: every token request is recorded (its form, its
+        DPoP proof as check_proof sees it, the answer's status), and a proof check_proof
+        refuses is answered 400 here, whatever the AS would make of it: a second opinion."""
 
-    def metadata(self, request: Request) -> JSONResponse:
-        body: dict[str, Any] = {
-            "issuer": self.issuer,
-            "authorization_endpoint": f"{self.issuer}/authorize",
-            "token_endpoint": self.token_endpoint,
-            "registration_endpoint": f"{self.issuer}/register",
-            "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token", JWTBearerGrant.GRANT_TYPE],
-            "token_endpoint_auth_methods_supported": ["none"],
-            "code_challenge_methods_supported": ["S256"],
-            "scopes_supported": [SCOPE, "offline_access"],
-        }
-        if self.dpop:
-            body["dpop_signing_alg_values_supported"] = ["ES256"]
-        return JSONResponse(body)
+        async def watched(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http" or scope["path"] != "/token":
+                await app(scope, receive, send)
+                return
+            body, more = b"", True
+            while more:
+                message = await receive()
+                body += message.get("body", b"")
+                more = message.get("more_body", False)
+            record: dict[str, Any] = {"form": dict(parse_qsl(body.decode(), keep_blank_values=True)), "proof": None}
+            self.token_requests.append(record)
+            headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+            if "dpop" in headers:
+                try:
+                    record["proof"] = check_proof(headers["dpop"], "POST", self.token_endpoint)
+                except (ProofError, jwt.PyJWTError) as exc:
+                    record["status"] = 400
+                    refusal = JSONResponse({"error": "invalid_dpop_proof", "error_description": str(exc)}, 400)
+                    await refusal(scope, receive, send)
+                    return
+            replayed = False
 
-    async def register(self, request: Request) -> JSONResponse:
-        """RFC 7591, as little as a public client needs."""
-        body = await request.json()
-        client = RegisteredClient(f"client-{len(self.clients)}", list(body.get("redirect_uris", [])))
-        self.clients[client.client_id] = client
-        return JSONResponse(
-            {"client_id": client.client_id, "token_endpoint_auth_method": "none", **body}, status_code=201
-        )
+            async def replay() -> dict[str, Any]:
+                nonlocal replayed
+                if replayed:
+                    return await receive()  # type: ignore[no-any-return]
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
 
-    async def authorize(self, request: Request) -> Response:
-        """The user (alice) is signed in already and consents to everything."""
-        authlib_request = _Request(request, {})
-        grant = self.server.get_authorization_grant(authlib_request)
-        answer: Response = self.server.create_authorization_response(authlib_request, USER, grant)
-        location = answer.headers.get("location")
-        if answer.status_code != 302 or location is None:
-            return answer
-        # RFC 9207: say who answers (the client checks it when present)
-        return RedirectResponse(f"{location}&{urlencode({'iss': self.issuer})}", status_code=302)
+            async def status(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    record["status"] = message["status"]
+                await send(message)
 
-    async def token(self, request: Request) -> Response:
-        form = {key: str(value) for key, value in (await request.form()).items()}
-        record: dict[str, Any] = {"form": form, "proof": None}
-        self.token_requests.append(record)
-        proof = request.headers.get("dpop")
-        jkt = None
-        if proof is not None:
-            try:
-                checked = check_proof(proof, "POST", self.token_endpoint)
-            except (ProofError, jwt.PyJWTError) as exc:
-                record["status"] = 400
-                return JSONResponse({"error": "invalid_dpop_proof", "error_description": str(exc)}, 400)
-            record["proof"] = checked
-            if self.as_nonce is not None and checked["claims"].get("nonce") != self.as_nonce:
-                record["status"] = 400
-                return JSONResponse({"error": "use_dpop_nonce"}, 400, {"DPoP-Nonce": self.as_nonce})
-            jkt = checked["jkt"]
-        reset = _bound_to.set(jkt)
-        try:
-            answer: Response = self.server.create_token_response(_Request(request, form))
-        finally:
-            _bound_to.reset(reset)
-        record["status"] = answer.status_code
-        return answer
+            await app(scope, replay, status)
+
+        return watched
 
     # ------------------------------------------------------------ RS routes
 
@@ -467,9 +224,7 @@ class Parties:
         if not token:
             return self.challenge(401, challenge)
         try:
-            claims = jwt.decode(
-                token, self.signing_key.public_key(), algorithms=["ES256"], audience=self.mcp_url, issuer=self.issuer
-            )
+            claims = jwt.decode(token, self.token_key, algorithms=["ES256"], audience=self.mcp_url, issuer=self.issuer)
         except jwt.PyJWTError:
             record["error"] = "invalid token"
             return self.challenge(401, f'error="invalid_token", {challenge}')
@@ -518,14 +273,7 @@ class Parties:
             """Say it back."""
             return text
 
-        authorization = Starlette(
-            routes=[
-                Route("/.well-known/oauth-authorization-server", self.metadata),
-                Route("/register", self.register, methods=["POST"]),
-                Route("/authorize", self.authorize),
-                Route("/token", self.token, methods=["POST"]),
-            ]
-        )
+        authorization = self.watch_tokens(self.auth.app())
         mcp = self.protect(server.http_app())
         metadata = Starlette(routes=[Route(PRM_PATH, self.prm)])
 
@@ -534,7 +282,11 @@ class Parties:
             await routed(scope, receive, send)
 
         servers = [
-            uvicorn.Server(uvicorn.Config(authorization, host="127.0.0.1", port=self.as_port, log_level="warning")),
+            uvicorn.Server(
+                uvicorn.Config(
+                    authorization, host="127.0.0.1", port=self.auth.port, log_level="warning", lifespan="off"
+                )
+            ),
             uvicorn.Server(uvicorn.Config(resource, host="127.0.0.1", port=self.rs_port, log_level="warning")),
         ]
         tasks = [asyncio.ensure_future(web.serve()) for web in servers]
