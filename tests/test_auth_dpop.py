@@ -1,6 +1,7 @@
 """DPoP (RFC 9449) and the workload-identity JWT-bearer grant (RFC 7523, SEP-1933) in the
-OAuth client, against a real authorization server (authlib) and a protected mcpgen server
-on loopback (tests/oauth_parties.py), whose proof checks are PyJWT's, not the client's."""
+OAuth client, against a real authorization server (mcpgen.testing.AuthServer, authlib) and
+a protected mcpgen server on loopback (tests/oauth_parties.py), whose proof checks are
+PyJWT's, not the client's nor the authorization server's."""
 
 from __future__ import annotations
 

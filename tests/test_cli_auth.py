@@ -1,7 +1,7 @@
 """`mcpgen call URL` signs the user in: the authorization code flow with PKCE through a
 loopback redirect, with a real browser stand-in (a program named in BROWSER, as the
 ``webbrowser`` module runs it) or none (the URL printed and visited by the test), against
-the authlib authorization server of tests/oauth_parties.py; the CLI runs as a real
+mcpgen.testing.AuthServer (authlib) as tests/oauth_parties.py serves it; the CLI runs as a real
 subprocess. Tokens go to a 0600 file under XDG_CONFIG_HOME and are refreshed when expired."""
 
 from __future__ import annotations
