@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -87,8 +86,10 @@ class Refused(McpError):
     """A request refused before any handler ran."""
 
 
-@dataclass(slots=True)
-class StatelessRequest:
+# msgspec Structs, not slotted dataclasses: built on the stateless era's first request, a
+# dataclass costs ~0.4 ms to create (it compiles its methods), and a Struct is also about
+# twice as quick to instantiate (one StatelessRequest per request).
+class StatelessRequest(msgspec.Struct):
     """What the stateless era knows about the request being served (its scope)."""
 
     id: RequestId
@@ -105,8 +106,7 @@ class StatelessRequest:
     unasked: Any = None
 
 
-@dataclass(slots=True)
-class _Plan:
+class _Plan(msgspec.Struct):
     """What admitting a request of one method takes, worked out once per method: the hot
     path reads the params straight into their type (one typed decode checks them) instead
     of parsing them to a dict and converting that twice, and looks nothing up by version."""
