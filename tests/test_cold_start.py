@@ -116,7 +116,9 @@ def test_revision_facts_are_the_table_rendered() -> None:
     assert versions.era_of("2099-01-01") is None and not versions.primes_streams(None)
 
 
-def test_the_generator_refuses_a_table_the_runtime_could_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_generator_refuses_a_table_the_runtime_could_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from mcpgen.codegen import committed
     from mcpgen.codegen.loader import SchemaError
 
