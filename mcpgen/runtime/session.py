@@ -19,7 +19,6 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
@@ -70,9 +69,9 @@ NOT_NOW: Any = object()
 """Returned by an immediate handler that cannot answer this request without waiting."""
 
 
-@dataclass(slots=True)
-class RequestContext:
-    """What a handler may want to know about the request it is serving."""
+class RequestContext(msgspec.Struct):
+    """What a handler may want to know about the request it is serving (a Struct rather
+    than a dataclass: one is made per request, and a dataclass costs ~0.5 ms at import)."""
 
     # The Session serving it; for a stateless-era request, the StatelessPeer standing in
     # for one (mcpgen.runtime.stateless): what Context talks to either way.
