@@ -534,7 +534,12 @@ class Session:
         if limit is not None:
             self._watch(rid, future, method, limit, loop)
         try:
-            await self.transport.send(encode(OutRequest(id=rid, method=method, params=params)), related=related)
+            try:
+                await self.transport.send(encode(OutRequest(id=rid, method=method, params=params)), related=related)
+            except ConnectionClosed:
+                raise
+            except ConnectionError as exc:  # e.g. a broken pipe to a server that just died
+                raise ConnectionClosed(f"the connection closed while sending {method}: {exc}") from exc
             return await future
         except (asyncio.CancelledError, RequestTimeout):
             if rid in self._pending and method not in self.uncancellable and self.is_open:
