@@ -12,8 +12,9 @@ ones dropped after ``keepalive_expiry`` seconds), the response parsed by httptoo
 parser uvicorn uses, already in the ``http`` extra), its body read whole or streamed (SSE).
 
 :class:`~mcpgen.runtime.http_client.HttpTransport` uses it for the POSTs of a client with
-no OAuth, no proxy from the environment and no httpx client of the caller's, and keeps httpx
-for everything else (GET streams, DELETE, OAuth flows, proxies, redirects, cookies).
+no proxy from the environment and no httpx client of the caller's (an OAuth flow's requests
+go through it too, driven as httpx would drive them), and keeps httpx for everything else
+(GET streams, DELETE, proxies, and a client that met a redirect or a cookie).
 """
 
 from __future__ import annotations
