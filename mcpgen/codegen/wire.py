@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from mcpgen.codegen.discriminate import Leaf, leaves_of
+from mcpgen.codegen.discriminate import Leaf, leaves_of, value_kind
 from mcpgen.codegen.ir import (
     AliasDef,
     Check,
@@ -203,7 +203,7 @@ def _common_type(types: list[TypeExpr]) -> TypeExpr | None:
             kinds.append("array")
         else:
             return None  # objects of different shapes, or constraints: not one msgspec type
-    if len(kinds) != len(set(kinds)) or {_value_kind(v) for v in consts} & set(kinds):
+    if len(kinds) != len(set(kinds)) or {value_kind(v) for v in consts} & set(kinds):
         return None
     merged: list[TypeExpr] = [Const(tuple(dict.fromkeys(consts)))] if consts else []
     return UnionOf((*merged, *others))
@@ -217,18 +217,6 @@ _PRIM_KINDS = {
     "bool": ["boolean"],
     "None": ["null"],
 }
-
-
-def _value_kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "string"
 
 
 def _value(model: Model, f: Field, wf: Field, check: Check | None, wired: set[str]) -> WireValue | None:
