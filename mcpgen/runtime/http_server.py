@@ -206,6 +206,10 @@ class McpHttpApp:
                 tasks.store = options.store.task_store()
         # Stateless-era requests have no session to bound them: the app bounds them all.
         self.slots = http_exchange.Slots(server.session_options["max_concurrency"])
+        # Header values that passed the Host/Origin and media checks: every request pays
+        # for those checks, and a client sends the same values each time.
+        self._admitted: set[tuple[str, str | None]] = set()
+        self._media_ok: set[tuple[str, str]] = set()
         if options.legacy_sse:
             from mcpgen.runtime.legacy_sse import LegacySseEndpoints
 
@@ -275,10 +279,13 @@ class McpHttpApp:
     def _check_host_and_origin(self, headers: dict[str, str]) -> None:
         """DNS-rebinding protection: a page on another origin must not reach a local
         server through a name that resolves to 127.0.0.1."""
+        seen = (headers.get("host", ""), headers.get("origin"))
+        if seen in self._admitted:
+            return  # these Host and Origin values passed before (clients repeat theirs)
         allowed = self.options.allowed_hosts
         if "*" in allowed:
             return
-        host = _host_name(headers.get("host", ""))
+        host = _host_name(seen[0])
         if host not in allowed:
             # Without this line a server bound beyond localhost answers every remote client
             # 403 and its operator never learns which setting to change. %r keeps a peer's
@@ -297,6 +304,8 @@ class McpHttpApp:
                 setting = "allowed_origins" if origins is not None else "allowed_hosts (allowed_origins is unset)"
                 log.warning("403 for Origin %r: not in %s (options of Server.run and http_app)", origin[:100], setting)
                 raise HttpError(403, "Forbidden: Origin not allowed")
+        if len(self._admitted) < 256:  # bounded: a peer inventing values only skips the shortcut
+            self._admitted.add(seen)
 
     @staticmethod
     def _check_version(headers: dict[str, str]) -> str | None:
@@ -308,12 +317,15 @@ class McpHttpApp:
     # ------------------------------------------------------------ POST
 
     async def _post(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type != "application/json":
-            raise HttpError(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
-        accept = headers.get("accept", "*/*")
-        if not _accepts(accept, "application/json") and not _accepts(accept, "text/event-stream"):
-            raise HttpError(406, "Not Acceptable: accept application/json and text/event-stream")
+        media = (headers.get("content-type", ""), headers.get("accept", "*/*"))
+        if media not in self._media_ok:
+            if media[0].split(";")[0].strip().lower() != "application/json":
+                raise HttpError(415, "Unsupported Media Type: POST a JSON-RPC message as application/json")
+            accept = media[1]
+            if not _accepts(accept, "application/json") and not _accepts(accept, "text/event-stream"):
+                raise HttpError(406, "Not Acceptable: accept application/json and text/event-stream")
+            if len(self._media_ok) < 256:  # clients repeat the same two values on every POST
+                self._media_ok.add(media)
         modern = _stateless(headers)
         version = None if modern else self._check_version(headers)
         body = await _read_body(receive, self.options.max_body)

@@ -153,6 +153,9 @@ class StatelessServer:
         self.sealer = StateSealer(server.state_key)
         self._result_classes: dict[str, type | None] = {}
         self._plans: dict[str, _Plan | None] = {}
+        # resultType + the server's identity as bytes, per result type (the identity is
+        # fixed once serving starts; a replaced Implementation is noticed by identity).
+        self._heads: dict[str, tuple[Any, bytes]] = {}
 
     # ------------------------------------------------------------ entry points
 
@@ -453,7 +456,12 @@ class StatelessServer:
             # The common case (a tool's result): the members put together as bytes, the same
             # bytes the general path below encodes, without building a dict to encode.
             body = _encode(result)
-            head = b'{"resultType":' + _encode(result_type) + _SERVER_INFO + _encode(self.server.info) + b"}"
+            info = self.server.info
+            cached = self._heads.get(result_type)
+            if cached is None or cached[0] is not info:
+                cached = (info, b'{"resultType":' + _encode(result_type) + _SERVER_INFO + _encode(info) + b"}")
+                self._heads[result_type] = cached
+            head = cached[1]
             return head + b"}" if body == b"{}" else head + b"," + body[1:]
         extra: dict[str, Any] = {"resultType": result_type}
         if cache is not None:
