@@ -398,13 +398,14 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
+        session = self.session
         # The stateless era allows any JSON value as structuredContent, the handshake era an object.
-        expected = StatelessCallToolResult if self.stateless else CallToolResult
+        expected = StatelessCallToolResult if session.modern is not None else CallToolResult
         limit = timeout if timeout is not None else self.request_timeout
         try:
             # The session is awaited here, not through _send_call: one coroutine less per call.
             try:
-                result = await self.session.send_request(
+                result = await session.send_request(
                     "tools/call", params, expected, timeout=limit, on_progress=on_progress
                 )
             except McpError as exc:
@@ -417,7 +418,7 @@ class Client:
                     exc.data,
                 ) from None
             raise
-        return self._checked(name, result)
+        return self._checked(name, result) if self._output_checks else result
 
     async def _send_call(
         self, name: str, params: Any, expected: type[T], timeout: float | None, on_progress: ProgressCallback | None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -29,7 +29,7 @@ from mcpgen.generated import (
     decoder,
 )
 from mcpgen.runtime.capabilities import Declared
-from mcpgen.runtime.client_cache import ResultCache, cache_key
+from mcpgen.runtime.client_cache import CACHEABLE, ResultCache, cache_key
 from mcpgen.runtime.client_stateless import (
     ASKING_METHODS,
     MAX_ROUNDS,
@@ -229,7 +229,7 @@ class ClientSession(HandshakeSession, ClientCalls):
 
     # ------------------------------------------------------------ requests
 
-    async def send_request(
+    def send_request(
         self,
         method: str,
         params: Any,
@@ -239,17 +239,33 @@ class ClientSession(HandshakeSession, ClientCalls):
         on_progress: ProgressCallback | None = None,
         related: RequestId | UnsetType = UNSET,
         fresh: bool = False,
-    ) -> T:
+    ) -> Coroutine[Any, Any, T]:
         """Send a request and return its final result. In the stateless era: stamped with
         ``_meta``, answered from the cache while a cached result is fresh (unless
         ``fresh``), and retried (each time under a new id) after answering the server's
-        questions, or once in another version after a -32022 answer."""
+        questions, or once in another version after a -32022 answer.
+
+        Not itself a coroutine function: it hands back the coroutine of the era's path (the
+        engine's own in the handshake era), one coroutine less on every request."""
         if self.modern is None:
-            return await super().send_request(
+            return super().send_request(
                 method, params, result_type, timeout=timeout, on_progress=on_progress, related=related
             )
-        body = request_body(params)
-        key = cache_key(method, body) if self.cache is not None else None
+        return self._send_stateless(method, params, result_type, timeout, on_progress, related, fresh)
+
+    async def _send_stateless(
+        self,
+        method: str,
+        params: Any,
+        result_type: type[T],
+        timeout: float | None | UnsetType,
+        on_progress: ProgressCallback | None,
+        related: RequestId | UnsetType,
+        fresh: bool,
+    ) -> T:
+        assert self.modern is not None
+        body = params if type(params) is dict else request_body(params)  # read, never changed
+        key = cache_key(method, body) if self.cache is not None and method in CACHEABLE else None
         if key is not None and not fresh and self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -259,16 +275,24 @@ class ClientSession(HandshakeSession, ClientCalls):
         rounds = 0
         switched = False
         while True:
-            sent = _Body(body)
-            sent["_meta"] = self.modern.meta(body.get("_meta"))
+            sent = {**body, "_meta": self.modern.meta(body.get("_meta"))}
             if answers is not None:
                 sent["inputResponses"] = answers
             if state is not None:
                 sent["requestState"] = state
             try:
-                raw = await super().send_request(
-                    method, sent, msgspec.Raw, timeout=timeout, on_progress=on_progress, related=related
-                )
+                # The engine's send_request, written out (see Session.send_request).
+                rid, future, limit, frame = self._issue(method, sent, msgspec.Raw, timeout, on_progress)
+                try:
+                    sending = self._dispatch(method, frame, related)
+                    if sending is not None:
+                        await sending
+                    raw = await future
+                except (asyncio.CancelledError, RequestTimeout):
+                    self._abandon(rid, method)
+                    raise
+                finally:
+                    self._settle(rid, limit)
             except McpError as exc:
                 if exc.code == UNSUPPORTED_VERSION and type(exc) is McpError and not switched:
                     switched = True
@@ -341,7 +365,7 @@ class ClientSession(HandshakeSession, ClientCalls):
         rid = next(self._ids)
         self._listeners[rid] = deliver
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = (future, decoder(msgspec.Raw))
+        self._pending[rid] = (future, None)  # the raw result, as the envelope's decode cut it out
         params = {"notifications": notifications, "_meta": self.modern.meta(None)}
         try:
             await self.transport.send(encode(OutRequest(id=rid, method="subscriptions/listen", params=params)))
@@ -358,7 +382,10 @@ class ClientSession(HandshakeSession, ClientCalls):
             self._listeners.pop(rid, None)
 
     def on_envelope(self, env: Frame) -> None:
-        if self.modern is not None and env.method is not UNSET and env.id is UNSET:
+        if env.method is UNSET:
+            self._on_response(env)  # the usual frame, and nothing of the client's own to do
+            return
+        if self.modern is not None and env.id is UNSET:
             self._modern_notification(env)
         super().on_envelope(env)
 
@@ -386,16 +413,6 @@ class ClientSession(HandshakeSession, ClientCalls):
 
 class _NoModernVersion(UnsupportedVersions):
     pass
-
-
-class _Body(dict[str, Any]):
-    """Request params as a dict that also answers ``.meta``: the session engine reads a
-    params object's ``meta`` when it adds a progress token (and would drop ``_meta`` from
-    a plain dict's)."""
-
-    @property
-    def meta(self) -> Any:
-        return self.get("_meta", UNSET)
 
 
 def stateless_capabilities(capabilities: ClientCapabilities) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any, TypeVar
 
 import msgspec
@@ -133,9 +134,31 @@ class Envelope:
     client_info: dict[str, Any]
     log_level: str | None = None
     pinned: bool = False  # a version the user chose: never switched on -32022
+    # The _meta of a request without one of its own, after what it was made from: most
+    # requests send this one (see meta()).
+    _plain: tuple[Any, Any, Any, Any, dict[str, Any]] | None = dataclass_field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def meta(self, own: Any) -> dict[str, Any]:
-        meta = dict(own) if isinstance(own, dict) else {}
+        """The ``_meta`` of a request whose params carry ``own`` (merged in). One dict is
+        shared by the requests without their own while the fields stay the same objects:
+        the engine copies it before adding a progress token, and nothing writes to the
+        ``_meta`` of a request once built (it is encoded as it is sent)."""
+        if own and isinstance(own, dict):
+            return self._build(dict(own))
+        plain = self._plain
+        if (
+            plain is None
+            or plain[0] is not self.version
+            or plain[1] is not self.capabilities
+            or plain[2] is not self.client_info
+            or plain[3] is not self.log_level
+        ):
+            plain = self._plain = (self.version, self.capabilities, self.client_info, self.log_level, self._build({}))
+        return plain[4]
+
+    def _build(self, meta: dict[str, Any]) -> dict[str, Any]:
         meta[META_VERSION] = self.version
         extra = meta.get(META_CAPABILITIES)
         # A request may declare more than the client's own capabilities (an extension it

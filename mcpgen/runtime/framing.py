@@ -109,7 +109,7 @@ def decode_envelope(data: bytes | bytearray | memoryview | str) -> Envelope:
         raise _failure(data, exc) from None
     if env.id is None and env.method is UNSET and env.error is not UNSET:
         env.id = UNSET  # an error answering something the peer could not read (JSON-RPC: id null)
-    rid = env.id if valid_id(env.id) else UNSET
+    rid = env.id if type(env.id) is int or valid_id(env.id) else UNSET  # an int id: the usual case, checked inline
     if env.jsonrpc != "2.0":
         raise FrameError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', rid)
     if env.id is not UNSET and rid is UNSET:

@@ -51,7 +51,7 @@ from mcpgen.runtime.framing import (
     error_frame,
     valid_id,
 )
-from mcpgen.runtime.transport import ImmediateTransport, Transport
+from mcpgen.runtime.transport import ImmediateTransport, Transport, plain_send
 
 if TYPE_CHECKING:
     # The row type of every revision's method table (the same fields in each bindings package).
@@ -132,7 +132,9 @@ class Session:
         self.protocol_version: str | None = None
         self._open = True
         self._ids = itertools.count(1)
-        self._pending: dict[RequestId, tuple[asyncio.Future[Any], msgspec.json.Decoder[Any]]] = {}
+        # Our requests awaiting a response: the future it resolves, and the decoder of its
+        # result (None: the raw JSON of the result is wanted).
+        self._pending: dict[RequestId, tuple[asyncio.Future[Any], msgspec.json.Decoder[Any] | None]] = {}
         self._inflight: dict[RequestId, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._progress: dict[str | int, ProgressCallback] = {}
@@ -166,6 +168,12 @@ class Session:
         self.answers_now = True
         # Set when the transport can take a frame without waiting (see _answer_now).
         self._immediate_transport = transport if isinstance(transport, ImmediateTransport) else None
+        # Our requests go straight to send_now when the transport's send() is only that
+        # (see plain_send); a subclass overriding send() to watch frames still sees each
+        # one, and so does a send() set on the transport object later (a spy in a test).
+        immediate = self._immediate_transport
+        self._send_now = immediate.send_now if immediate is not None and plain_send(transport) else None
+        self._transport_attributes: dict[str, Any] = getattr(transport, "__dict__", {})
 
     # ------------------------------------------------------------------ receive side
 
@@ -474,6 +482,9 @@ class Session:
         if env.error is not UNSET:
             future.set_exception(_peer_error(env.error))
             return
+        if result_decoder is None:
+            future.set_result(env.result)
+            return
         try:
             future.set_result(result_decoder.decode(env.result))  # type: ignore[arg-type]
         except (msgspec.ValidationError, RecursionError, UnicodeDecodeError) as exc:
@@ -512,49 +523,110 @@ class Session:
         on_progress: ProgressCallback | None = None,
         related: RequestId | UnsetType = UNSET,
     ) -> T:
-        """Send a request and wait for its result, decoded as ``result_type``.
+        """Send a request and wait for its result, decoded as ``result_type`` (``msgspec.Raw``:
+        the result's JSON text as received).
 
         On timeout or when the awaiting task is cancelled, the peer is told with
         ``notifications/cancelled`` and a late response is dropped.
         """
-        self._check_outgoing(method)
+        rid, future, limit, frame = self._issue(method, params, result_type, timeout, on_progress)
+        # The steps below are also ClientSession.send_request's (stateless era), written out
+        # there rather than awaited through one more coroutine: this is every call's path.
+        try:
+            sending = self._dispatch(method, frame, related)
+            if sending is not None:
+                await sending
+            return await future
+        except (asyncio.CancelledError, RequestTimeout):
+            self._abandon(rid, method)
+            raise
+        finally:
+            self._settle(rid, limit)
+
+    def _issue(
+        self,
+        method: str,
+        params: Any,
+        result_type: type[T],
+        timeout: float | None | UnsetType,
+        on_progress: ProgressCallback | None,
+    ) -> tuple[RequestId, asyncio.Future[T], float | None, bytes]:
+        """Register a request about to be sent: its id, the future its response resolves,
+        its deadline; returns them with its frame. The caller sends the frame, awaits the
+        future, calls :meth:`_abandon` if it stops waiting and :meth:`_settle` in any case."""
+        checked = self._checked_outgoing  # _check_outgoing's fast path, inline
+        if checked[0] is not self.own_caps or checked[1] is not self.peer_caps or method not in checked[2]:
+            self._check_outgoing(method)
         if not self._open:
             raise ConnectionClosed("the session is closed")
         rid = next(self._ids)
         if on_progress is not None:
             params = _with_progress_token(params, rid)
-            self._progress[rid] = on_progress
-        if related is UNSET:
-            ctx = current_request.get()
-            related = ctx.request_id if ctx is not None and ctx.session is self else UNSET
+        frame = encode(OutRequest(id=rid, method=method, params=params))  # first: unencodable params leave no trace
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._pending[rid] = (future, self.decoder(result_type))
+        # A raw result needs no decoding: the envelope's decode already cut it out and checked it.
+        self._pending[rid] = (future, None if result_type is msgspec.Raw else self.decoder(result_type))
+        if on_progress is not None:
+            self._progress[rid] = on_progress
         limit = self.request_timeout if timeout is UNSET else timeout
         if limit is not None:
             self._watch(rid, future, method, limit, loop)
+        return rid, future, limit, frame
+
+    def _dispatch(self, method: str, frame: bytes, related: RequestId | UnsetType) -> Awaitable[None] | None:
+        """Send one of our requests' frame: None when the transport took it at once (no
+        coroutine made and awaited per request), else what to await (the transport's send,
+        or the peer catching up). A connection error is raised as ConnectionClosed."""
+        send_now = self._send_now
+        if send_now is None or "send" in self._transport_attributes:
+            return self._send_frame(method, frame, related)
         try:
-            try:
-                await self.transport.send(encode(OutRequest(id=rid, method=method, params=params)), related=related)
-            except ConnectionClosed:
-                raise
-            except ConnectionError as exc:  # e.g. a broken pipe to a server that just died
-                raise ConnectionClosed(f"the connection closed while sending {method}: {exc}") from exc
-            return await future
-        except (asyncio.CancelledError, RequestTimeout):
-            if rid in self._pending and method not in self.uncancellable and self.is_open:
-                self._spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
-            forget = getattr(self.transport, "forget", None)
-            if forget is not None:  # e.g. HTTP: stop reading the reply of this request
-                forget(rid)
+            if send_now(frame):
+                return None
+        except ConnectionError as exc:  # e.g. the pipe to a server that just died
+            raise _closed_while_sending(method, exc) from exc
+        return self._send_frame(method, None, related)
+
+    async def _send_frame(self, method: str, frame: bytes | None, related: RequestId | UnsetType) -> None:
+        """Send ``frame`` through the transport (None: it is queued; wait until the peer
+        has read enough of what we sent)."""
+        if related is UNSET:
+            ctx = current_request.get()
+            related = ctx.request_id if ctx is not None and ctx.session is self else UNSET
+        try:
+            if frame is None:
+                await self._drain()
+            else:
+                await self.transport.send(frame, related=related)
+        except ConnectionClosed:
             raise
-        finally:
-            self._pending.pop(rid, None)
+        except ConnectionError as exc:  # e.g. a broken pipe to a server that just died
+            raise _closed_while_sending(method, exc) from exc
+
+    async def _drain(self) -> None:
+        drain = getattr(self.transport, "drain", None)
+        if drain is not None:
+            await drain()
+
+    def _abandon(self, rid: RequestId, method: str) -> None:
+        """We stop waiting for ``rid`` (timed out or cancelled): tell the peer, unless it
+        answered already or the method is never cancelled."""
+        if rid in self._pending and method not in self.uncancellable and self.is_open:
+            self._spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
+        forget = getattr(self.transport, "forget", None)
+        if forget is not None:  # e.g. HTTP: stop reading the reply of this request
+            forget(rid)
+
+    def _settle(self, rid: RequestId, limit: float | None) -> None:
+        """Forget a request that ended (answered, failed, timed out or abandoned)."""
+        self._pending.pop(rid, None)
+        if self._progress:
             self._progress.pop(rid, None)
-            if limit is not None:
-                group = self._deadlines.get(limit)
-                if group is not None and group.pop(rid, None) is not None and not group:
-                    del self._deadlines[limit]
+        if limit is not None:
+            group = self._deadlines.get(limit)
+            if group is not None and group.pop(rid, None) is not None and not group:
+                del self._deadlines[limit]
 
     def _watch(
         self, rid: RequestId, future: asyncio.Future[Any], method: str, limit: float, loop: asyncio.AbstractEventLoop
@@ -689,6 +761,12 @@ class Session:
 def _expire(future: asyncio.Future[Any], method: str, limit: float) -> None:
     if not future.done():
         future.set_exception(RequestTimeout(f"{method}: no response within {limit:g} s"))
+
+
+def _closed_while_sending(method: str, exc: ConnectionError) -> ConnectionClosed:
+    if isinstance(exc, ConnectionClosed):
+        return exc
+    return ConnectionClosed(f"the connection closed while sending {method}: {exc}")
 
 
 def _peer_error(error: Any) -> McpError:

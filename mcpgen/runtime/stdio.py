@@ -37,8 +37,9 @@ class StreamTransport:
         self.writer = writer
         self.max_message = max_message  # the reader was made with this limit
         self._closed = False
-        self._pending: list[bytes] = []
+        self._pending: list[bytes] = []  # frames queued in this turn of the event loop
         self._pending_size = 0
+        self._room = _HIGH_WATER
 
     async def receive(self) -> bytes | None:
         while True:
@@ -69,16 +70,18 @@ class StreamTransport:
     def send_now(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> bool:
         """Queue a frame without waiting. False when the peer is not keeping up: the
         caller should then ``await drain()`` before sending more."""
-        if self._closed or self.writer.is_closing():
+        if self._closed or self.writer.transport.is_closing():
             raise ConnectionError("stdio transport closed")
         # Frames sent in one turn of the event loop go out in one write (one system call
         # instead of one per response when many requests are in flight).
         if not self._pending:
             asyncio.get_running_loop().call_soon(self._flush)
+            # What the batch may hold before the peer is behind (the write buffer changes
+            # only with our writes, or shrinks as the peer reads).
+            self._room = _HIGH_WATER - self.writer.transport.get_write_buffer_size()
         self._pending.append(frame)
-        self._pending.append(b"\n")
         self._pending_size += len(frame) + 1
-        if self._pending_size + self.writer.transport.get_write_buffer_size() > _HIGH_WATER:
+        if self._pending_size > self._room:
             self._flush()
             return False
         return True
@@ -87,13 +90,16 @@ class StreamTransport:
         if not self.send_now(frame):
             await self.drain()
 
+    _plain_send = send  # see transport.plain_send
+
     async def drain(self) -> None:
         """Wait until the peer has read enough of what we sent (backpressure)."""
         await self.writer.drain()
 
     def _flush(self) -> None:
         if self._pending and not self.writer.is_closing():
-            self.writer.write(b"".join(self._pending))
+            self._pending.append(b"")  # so that the join ends the last frame with its newline
+            self.writer.write(b"\n".join(self._pending))
         self._pending.clear()
         self._pending_size = 0
 
@@ -201,6 +207,7 @@ class ProcessTransport(StreamTransport):
         *,
         command: str = "",
         stderr_tail: deque[str] | None = None,
+        frames: _Frames | None = None,
     ) -> None:
         assert process.stdout is not None and process.stdin is not None
         super().__init__(process.stdout, process.stdin, max_message)
@@ -208,6 +215,27 @@ class ProcessTransport(StreamTransport):
         self.command = command
         self.stderr_tail: deque[str] = stderr_tail if stderr_tail is not None else deque(maxlen=STDERR_TAIL)
         self._stderr_task = stderr_task
+        # The server's stdout cut into frames as it arrives (spawn); None: read from the
+        # process's StreamReader like any stream.
+        self._frames = frames
+
+    async def receive(self) -> bytes | None:
+        if self._frames is None:
+            return await super().receive()
+        return await self._frames.receive()
+
+    @property
+    def deliver(self) -> Callable[[bytes], None] | None:
+        """Set by the session: a hook that takes each frame as it is read, on the pipe's
+        callback, instead of through :meth:`receive` (no coroutine and no turn of the
+        receive loop per frame). Not used by a subclass that overrides ``receive`` (to
+        watch frames): it gets every one through ``receive``."""
+        return self._frames.deliver if self._frames is not None else None
+
+    @deliver.setter
+    def deliver(self, hook: Callable[[bytes], None] | None) -> None:
+        if self._frames is not None and type(self).receive is ProcessTransport.receive:
+            self._frames.deliver = hook
 
     @classmethod
     async def spawn(
@@ -223,7 +251,11 @@ class ProcessTransport(StreamTransport):
         """Start ``command args...``. Its stderr lines go to ``on_stderr`` when given,
         else straight to this process's stderr."""
         full_env = {**os.environ, **env} if env is not None else None
-        process = await asyncio.create_subprocess_exec(
+        loop = asyncio.get_running_loop()
+        frames = _Frames(max_message, loop)
+        # What asyncio.create_subprocess_exec does, with stdout read by _ServerPipes.
+        pipes, protocol = await loop.subprocess_exec(
+            lambda: _ServerPipes(frames, max_message, loop),
             command,
             *args,
             stdin=asyncio.subprocess.PIPE,
@@ -231,8 +263,8 @@ class ProcessTransport(StreamTransport):
             stderr=asyncio.subprocess.PIPE,
             env=full_env,
             cwd=cwd,
-            limit=max_message,
         )
+        process = asyncio.subprocess.Process(pipes, protocol, loop)
         assert process.stderr is not None
         tail: deque[str] = deque(maxlen=STDERR_TAIL)
         stderr_task = asyncio.get_running_loop().create_task(
@@ -240,7 +272,9 @@ class ProcessTransport(StreamTransport):
         )
         import shlex  # the client side only: a server over stdio does not load it at start-up
 
-        return cls(process, stderr_task, max_message, command=shlex.join([command, *args]), stderr_tail=tail)
+        return cls(
+            process, stderr_task, max_message, command=shlex.join([command, *args]), stderr_tail=tail, frames=frames
+        )
 
     async def exit_error(self, grace: float = 2.0) -> ServerExited:
         """Why the server is gone: its exit status and last stderr lines. Called once its
@@ -270,6 +304,149 @@ class ProcessTransport(StreamTransport):
             except TimeoutError:
                 continue
         await asyncio.wait([self._stderr_task], timeout=1)
+
+
+class _Frames:
+    """A server's stdout cut into newline-delimited frames as its data arrives.
+
+    Hand-written rather than read with ``StreamReader.readuntil``: that costs a coroutine
+    and a turn of the session's receive loop per frame, a tenth of a small call's CPU
+    with many calls in flight. Each chunk is split at once (one ``bytes.split``); its
+    frames go to ``deliver`` when the session set one, else queue for :meth:`receive`.
+    Frames never overtake one another: while any wait in the queue, new ones queue too.
+    A line longer than ``max_message`` is dropped as it arrives (never held in memory
+    beyond the limit) and reported, in its place, as :class:`FrameTooLarge` from
+    :meth:`receive`; blank lines are skipped; the last line needs no newline."""
+
+    def __init__(self, max_message: int, loop: asyncio.AbstractEventLoop) -> None:
+        self.max_message = max_message
+        self.deliver: Callable[[bytes], None] | None = None
+        self.pipe: asyncio.ReadTransport | None = None  # paused while too much is queued
+        self._loop = loop
+        self._queue: deque[bytes | FrameTooLarge] = deque()
+        self._queued_size = 0
+        self._paused = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._parts: list[bytes] = []  # the line under way
+        self._size = 0
+        self._discarding = False  # inside a line over the limit, until its newline
+        self._eof = False
+
+    def feed(self, data: bytes) -> None:
+        if self._parts or self._discarding:
+            end = data.find(b"\n")
+            if end < 0:
+                self._keep(data)
+                return
+            self._keep(data[:end])
+            if self._discarding:
+                self._discarding = False  # the over-long line ends here
+            else:
+                self._emit(b"".join(self._parts))
+            self._parts.clear()
+            self._size = 0
+            data = data[end + 1 :]
+        lines = data.split(b"\n")
+        tail = lines.pop()
+        limit = self.max_message
+        for line in lines:
+            if len(line) > limit:
+                self._report_too_large()
+            else:
+                self._emit(line)
+        if tail:
+            self._keep(tail)
+
+    def feed_eof(self) -> None:
+        if self._parts and not self._discarding:
+            self._emit(b"".join(self._parts))
+        self._parts.clear()
+        self._eof = True
+        self._wake()
+
+    def _keep(self, part: bytes) -> None:
+        """Hold the start of a line until its newline comes."""
+        if self._discarding:
+            return
+        self._size += len(part)
+        if self._size > self.max_message:
+            self._parts.clear()
+            self._discarding = True
+            self._report_too_large()
+        else:
+            self._parts.append(part)
+
+    def _emit(self, frame: bytes) -> None:
+        if not frame or frame.isspace():
+            return
+        deliver = self.deliver
+        if deliver is not None and not self._queue:
+            deliver(frame)
+            return
+        self._enqueue(frame, len(frame))
+
+    def _report_too_large(self) -> None:
+        self._enqueue(FrameTooLarge(self.max_message), 0)
+
+    def _enqueue(self, item: bytes | FrameTooLarge, size: int) -> None:
+        self._queue.append(item)
+        self._queued_size += size
+        if not self._paused and self.pipe is not None and self._queued_size > 2 * self.max_message:
+            self.pipe.pause_reading()  # as a StreamReader does: the reader is far behind
+            self._paused = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def receive(self) -> bytes | None:
+        """The next queued frame (raising FrameTooLarge where a line was dropped), or None
+        at the end of the stream."""
+        while not self._queue:
+            if self._eof:
+                return None
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        item = self._queue.popleft()
+        if isinstance(item, FrameTooLarge):
+            raise item
+        self._queued_size -= len(item)
+        if self._paused and self.pipe is not None and self._queued_size <= self.max_message:
+            self._paused = False
+            self.pipe.resume_reading()
+        return item
+
+
+class _ServerPipes(asyncio.subprocess.SubprocessStreamProtocol):
+    """A server subprocess's pipes as ``asyncio.create_subprocess_exec`` makes them (stdin
+    written through a StreamWriter, stderr read through a StreamReader), except stdout,
+    whose data goes to :class:`_Frames` as it arrives."""
+
+    def __init__(self, frames: _Frames, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.frames = frames
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        pipe = transport.get_pipe_transport(1)
+        self.frames.pipe = pipe if isinstance(pipe, asyncio.ReadTransport) else None
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd == 1:
+            self.frames.feed(data if isinstance(data, bytes) else data.encode())
+        else:
+            super().pipe_data_received(fd, data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.frames.feed_eof()
+        super().pipe_connection_lost(fd, exc)
 
 
 def _pass_through(line: str) -> None:

@@ -40,6 +40,15 @@ class ImmediateTransport(Transport, Protocol):
     async def drain(self) -> None: ...
 
 
+def plain_send(transport: object) -> bool:
+    """Whether ``transport``'s ``send()`` is no more than ``send_now()`` then, when that says
+    so, ``drain()`` (its class names that very method ``_plain_send``). A session then calls
+    ``send_now`` for its requests itself: no coroutine to make and await per request. A
+    subclass that overrides ``send`` (to watch frames) keeps getting every request."""
+    cls = type(transport)
+    return isinstance(transport, ImmediateTransport) and getattr(cls, "send", None) is getattr(cls, "_plain_send", None)
+
+
 class MemoryTransport:
     """One end of an in-process pipe; see :func:`memory_pair`."""
 
@@ -56,6 +65,8 @@ class MemoryTransport:
 
     async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
         self.send_now(frame)
+
+    _plain_send = send  # see plain_send
 
     def send_now(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> bool:
         if self._closed:
