@@ -275,9 +275,9 @@ def _environment(model: Model) -> jinja2.Environment:
         result_is_union=lambda m: _result_is_union(model, m),
     )
     env.filters.update(
-        post_init=lambda slots: render_wire.post_init(slots, model.wires, sym, py_literal),
-        wire_converter=lambda w: render_wire.converter_function(w, sym, py_literal, py_type),
+        post_init=lambda slots: render_wire.post_init(slots, model.wires, sym, py_literal, py_type),
     )
+    env.globals["wire_lookup"] = render_wire.needs_lookup(list(model.wires.values()))
     env.globals["ordered_checks"] = lambda u: _split_rules(model, u)
     env.globals["erased_names"] = frozenset(
         t.name for t in model.types.values() if not isinstance(t, StructDef) and t.erased is not None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
 from msgspec import UNSET, Meta, UnsetType, field
 
 from ._support import SchemaStruct, UntaggedUnion
-from ._support import MISSING, lookup, wire_error, wire_value
+from ._support import wire_error, wire_value
 
 
 class Annotations(SchemaStruct):
@@ -613,10 +613,52 @@ class ElicitRequest(SchemaStruct, tag_field="method", tag="elicitation/create"):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
-        params_: Any = self.params
-        if params_.__class__ is _ElicitRequestParamsWire:
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
+        value = self.params
+        if value.__class__ is _ElicitRequestParamsWire:
+            wire = value
             try:
-                self.params = _elicit_request_params_from_wire(params_)
+                if wire.mode == "url":
+                    v_elicitation_id = wire.elicitation_id
+                    if v_elicitation_id is UNSET:
+                        raise ValueError("Object missing required field `elicitationId`")
+                    elif not (v_elicitation_id.__class__ is str):
+                        v_elicitation_id = wire_value(v_elicitation_id, str, "elicitationId")
+                    v_url = wire.url
+                    if v_url is UNSET:
+                        raise ValueError("Object missing required field `url`")
+                    elif not (v_url.__class__ is str):
+                        v_url = wire_value(v_url, str, "url")
+                    self.params = ElicitRequestURLParams(
+                        meta=wire.meta,
+                        elicitation_id=v_elicitation_id,
+                        message=wire.message,
+                        mode=wire.mode,
+                        task=wire.task,
+                        url=v_url,
+                    )
+                else:
+                    v_mode = wire.mode
+                    if v_mode is not UNSET and not (v_mode in ("form",)):
+                        v_mode = wire_value(v_mode, Literal["form"], "mode")
+                    v_requested_schema = wire.requested_schema
+                    if v_requested_schema is UNSET:
+                        raise ValueError("Object missing required field `requestedSchema`")
+                    else:
+                        v_requested_schema = wire_value(
+                            v_requested_schema,
+                            ElicitRequestFormParamsRequestedSchema,
+                            "requestedSchema",
+                        )
+                    self.params = ElicitRequestFormParams(
+                        meta=wire.meta,
+                        message=wire.message,
+                        mode=v_mode,
+                        requested_schema=v_requested_schema,
+                        task=wire.task,
+                    )
             except ValueError as exc:
                 raise wire_error(exc, "$.params") from None
 
@@ -668,12 +710,209 @@ class ElicitRequestFormParamsRequestedSchema(SchemaStruct):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
         properties_: Any = self.properties
         if properties_.__class__ is dict:
             for key, value in properties_.items():
                 if value.__class__ is _PrimitiveSchemaDefinitionWire:
+                    wire = value
                     try:
-                        properties_[key] = _primitive_schema_definition_from_wire(value)
+                        if wire.type in ("integer", "number"):
+                            v_default = wire.default
+                            if v_default is not UNSET and not (
+                                v_default.__class__ is float or v_default.__class__ is int
+                            ):
+                                v_default = wire_value(v_default, int | float, "default")
+                            v_maximum = wire.maximum
+                            if v_maximum is not UNSET and not (
+                                v_maximum.__class__ is float or v_maximum.__class__ is int
+                            ):
+                                v_maximum = wire_value(v_maximum, int | float, "maximum")
+                            v_minimum = wire.minimum
+                            if v_minimum is not UNSET and not (
+                                v_minimum.__class__ is float or v_minimum.__class__ is int
+                            ):
+                                v_minimum = wire_value(v_minimum, int | float, "minimum")
+                            properties_[key] = NumberSchema(
+                                default=v_default,
+                                description=wire.description,
+                                maximum=v_maximum,
+                                minimum=v_minimum,
+                                title=wire.title,
+                                type=wire.type,
+                            )
+                        elif wire.type == "boolean":
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is bool):
+                                v_default = wire_value(v_default, bool, "default")
+                            properties_[key] = BooleanSchema(
+                                default=v_default,
+                                description=wire.description,
+                                title=wire.title,
+                                type=wire.type,
+                            )
+                        elif wire.one_of is not UNSET:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is str):
+                                v_default = wire_value(v_default, str, "default")
+                            v_one_of = wire.one_of
+                            if v_one_of is not UNSET:
+                                v_one_of = wire_value(
+                                    v_one_of, list[TitledSingleSelectEnumSchemaOneOfItem], "oneOf"
+                                )
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "string"
+                            elif not (v_type in ("string",)):
+                                v_type = wire_value(v_type, Literal["string"], "type")
+                            properties_[key] = TitledSingleSelectEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                one_of=v_one_of,
+                                title=wire.title,
+                                type=v_type,
+                            )
+                        elif wire.items.__class__ is dict and "enum" in wire.items:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is list):
+                                v_default = wire_value(v_default, list[str], "default")
+                            v_items = wire.items
+                            if v_items is UNSET:
+                                raise ValueError("Object missing required field `items`")
+                            else:
+                                v_items = wire_value(
+                                    v_items, UntitledMultiSelectEnumSchemaItems, "items"
+                                )
+                            v_max_items = wire.max_items
+                            if v_max_items is not UNSET and not (v_max_items.__class__ is int):
+                                v_max_items = wire_value(v_max_items, int, "maxItems")
+                            v_min_items = wire.min_items
+                            if v_min_items is not UNSET and not (v_min_items.__class__ is int):
+                                v_min_items = wire_value(v_min_items, int, "minItems")
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "array"
+                            elif not (v_type in ("array",)):
+                                v_type = wire_value(v_type, Literal["array"], "type")
+                            properties_[key] = UntitledMultiSelectEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                items=v_items,
+                                max_items=v_max_items,
+                                min_items=v_min_items,
+                                title=wire.title,
+                                type=v_type,
+                            )
+                        elif wire.type == "array":
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is list):
+                                v_default = wire_value(v_default, list[str], "default")
+                            v_items = wire.items
+                            if v_items is UNSET:
+                                raise ValueError("Object missing required field `items`")
+                            else:
+                                v_items = wire_value(
+                                    v_items, TitledMultiSelectEnumSchemaItems, "items"
+                                )
+                            v_max_items = wire.max_items
+                            if v_max_items is not UNSET and not (v_max_items.__class__ is int):
+                                v_max_items = wire_value(v_max_items, int, "maxItems")
+                            v_min_items = wire.min_items
+                            if v_min_items is not UNSET and not (v_min_items.__class__ is int):
+                                v_min_items = wire_value(v_min_items, int, "minItems")
+                            properties_[key] = TitledMultiSelectEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                items=v_items,
+                                max_items=v_max_items,
+                                min_items=v_min_items,
+                                title=wire.title,
+                                type=wire.type,
+                            )
+                        elif wire.enum_names is not UNSET:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is str):
+                                v_default = wire_value(v_default, str, "default")
+                            v_enum = wire.enum
+                            if v_enum is UNSET:
+                                raise ValueError("Object missing required field `enum`")
+                            elif not (
+                                v_enum.__class__ is list and {str}.issuperset(map(type, v_enum))
+                            ):
+                                v_enum = wire_value(v_enum, list[str], "enum")
+                            v_enum_names = wire.enum_names
+                            if v_enum_names is not UNSET and not (
+                                v_enum_names.__class__ is list
+                                and {str}.issuperset(map(type, v_enum_names))
+                            ):
+                                v_enum_names = wire_value(v_enum_names, list[str], "enumNames")
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "string"
+                            elif not (v_type in ("string",)):
+                                v_type = wire_value(v_type, Literal["string"], "type")
+                            properties_[key] = LegacyTitledEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                enum=v_enum,
+                                enum_names=v_enum_names,
+                                title=wire.title,
+                                type=v_type,
+                            )
+                        elif wire.enum is not UNSET:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is str):
+                                v_default = wire_value(v_default, str, "default")
+                            v_enum = wire.enum
+                            if v_enum is not UNSET and not (
+                                v_enum.__class__ is list and {str}.issuperset(map(type, v_enum))
+                            ):
+                                v_enum = wire_value(v_enum, list[str], "enum")
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "string"
+                            elif not (v_type in ("string",)):
+                                v_type = wire_value(v_type, Literal["string"], "type")
+                            properties_[key] = UntitledSingleSelectEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                enum=v_enum,
+                                title=wire.title,
+                                type=v_type,
+                            )
+                        else:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is str):
+                                v_default = wire_value(v_default, str, "default")
+                            v_format = wire.format
+                            if v_format is not UNSET and not (
+                                v_format in ("date", "date-time", "email", "uri")
+                            ):
+                                v_format = wire_value(
+                                    v_format, Literal["date", "date-time", "email", "uri"], "format"
+                                )
+                            v_max_length = wire.max_length
+                            if v_max_length is not UNSET and not (v_max_length.__class__ is int):
+                                v_max_length = wire_value(v_max_length, int, "maxLength")
+                            v_min_length = wire.min_length
+                            if v_min_length is not UNSET and not (v_min_length.__class__ is int):
+                                v_min_length = wire_value(v_min_length, int, "minLength")
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "string"
+                            elif not (v_type in ("string",)):
+                                v_type = wire_value(v_type, Literal["string"], "type")
+                            properties_[key] = StringSchema(
+                                default=v_default,
+                                description=wire.description,
+                                format=v_format,
+                                max_length=v_max_length,
+                                min_length=v_min_length,
+                                title=wire.title,
+                                type=v_type,
+                            )
                     except ValueError as exc:
                         raise wire_error(exc, "$.properties[...]") from None
 
@@ -780,10 +1019,26 @@ class EmbeddedResource(SchemaStruct, tag_field="type", tag="resource"):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
-        resource_: Any = self.resource
-        if resource_.__class__ is _EmbeddedResourceResourceWire:
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
+        value = self.resource
+        if value.__class__ is _EmbeddedResourceResourceWire:
+            wire = value
             try:
-                self.resource = _embedded_resource_resource_from_wire(resource_)
+                if wire.text is not UNSET:
+                    self.resource = TextResourceContents(
+                        meta=wire.meta, mime_type=wire.mime_type, text=wire.text, uri=wire.uri
+                    )
+                else:
+                    v_blob = wire.blob
+                    if v_blob is UNSET:
+                        raise ValueError("Object missing required field `blob`")
+                    elif not (v_blob.__class__ is str):
+                        v_blob = wire_value(v_blob, str, "blob")
+                    self.resource = BlobResourceContents(
+                        meta=wire.meta, blob=v_blob, mime_type=wire.mime_type, uri=wire.uri
+                    )
             except ValueError as exc:
                 raise wire_error(exc, "$.resource") from None
 
@@ -1772,12 +2027,31 @@ class ReadResourceResult(SchemaStruct):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
         contents_: Any = self.contents
         if contents_.__class__ is list:
             for i, value in enumerate(contents_):
                 if value.__class__ is _EmbeddedResourceResourceWire:
+                    wire = value
                     try:
-                        contents_[i] = _embedded_resource_resource_from_wire(value)
+                        if wire.text is not UNSET:
+                            contents_[i] = TextResourceContents(
+                                meta=wire.meta,
+                                mime_type=wire.mime_type,
+                                text=wire.text,
+                                uri=wire.uri,
+                            )
+                        else:
+                            v_blob = wire.blob
+                            if v_blob is UNSET:
+                                raise ValueError("Object missing required field `blob`")
+                            elif not (v_blob.__class__ is str):
+                                v_blob = wire_value(v_blob, str, "blob")
+                            contents_[i] = BlobResourceContents(
+                                meta=wire.meta, blob=v_blob, mime_type=wire.mime_type, uri=wire.uri
+                            )
                     except ValueError as exc:
                         raise wire_error(exc, f"$.contents[{i}]") from None
 
@@ -3221,7 +3495,7 @@ Spec: https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/t
 # Wire forms of the untagged unions that struct fields hold. msgspec has no untagged union
 # of structs, so such a field names, for msgspec only, a struct with every arm's fields:
 # the message decodes in one pass, then the holder's __post_init__ builds the arm the
-# union's rules pick (the converters below). Type checkers see the union itself.
+# union's rules pick. Type checkers see the union itself.
 
 if TYPE_CHECKING:
     _ElicitRequestParamsWire: TypeAlias = ElicitRequestParams
@@ -3299,237 +3573,6 @@ else:
         max_length: Any | UnsetType = field(default=UNSET, name="maxLength")
 
         min_length: Any | UnsetType = field(default=UNSET, name="minLength")
-
-
-def _elicit_request_params_from_wire(wire: Any) -> Any:
-    """The ElicitRequestParams a decoded _ElicitRequestParamsWire stands for: picked, checked, built."""
-    if wire.mode == "url":
-        v_elicitation_id = wire.elicitation_id
-        if v_elicitation_id is UNSET:
-            raise ValueError("Object missing required field `elicitationId`")
-        elif not (v_elicitation_id.__class__ is str):
-            v_elicitation_id = wire_value(v_elicitation_id, str, "elicitationId")
-        v_url = wire.url
-        if v_url is UNSET:
-            raise ValueError("Object missing required field `url`")
-        elif not (v_url.__class__ is str):
-            v_url = wire_value(v_url, str, "url")
-        return ElicitRequestURLParams(
-            meta=wire.meta,
-            elicitation_id=v_elicitation_id,
-            message=wire.message,
-            mode=wire.mode,
-            task=wire.task,
-            url=v_url,
-        )
-    v_mode = wire.mode
-    if v_mode is not UNSET and not (v_mode in ("form",)):
-        v_mode = wire_value(v_mode, Literal["form"], "mode")
-    v_requested_schema = wire.requested_schema
-    if v_requested_schema is UNSET:
-        raise ValueError("Object missing required field `requestedSchema`")
-    else:
-        v_requested_schema = wire_value(
-            v_requested_schema, ElicitRequestFormParamsRequestedSchema, "requestedSchema"
-        )
-    return ElicitRequestFormParams(
-        meta=wire.meta,
-        message=wire.message,
-        mode=v_mode,
-        requested_schema=v_requested_schema,
-        task=wire.task,
-    )
-
-
-def _embedded_resource_resource_from_wire(wire: Any) -> Any:
-    """The EmbeddedResourceResource a decoded _EmbeddedResourceResourceWire stands for: picked, checked, built."""
-    if wire.text is not UNSET:
-        return TextResourceContents(
-            meta=wire.meta, mime_type=wire.mime_type, text=wire.text, uri=wire.uri
-        )
-    v_blob = wire.blob
-    if v_blob is UNSET:
-        raise ValueError("Object missing required field `blob`")
-    elif not (v_blob.__class__ is str):
-        v_blob = wire_value(v_blob, str, "blob")
-    return BlobResourceContents(meta=wire.meta, blob=v_blob, mime_type=wire.mime_type, uri=wire.uri)
-
-
-def _primitive_schema_definition_from_wire(wire: Any) -> Any:
-    """The PrimitiveSchemaDefinition a decoded _PrimitiveSchemaDefinitionWire stands for: picked, checked, built."""
-    if wire.type in ("integer", "number"):
-        v_default = wire.default
-        if v_default is not UNSET and not (
-            v_default.__class__ is float or v_default.__class__ is int
-        ):
-            v_default = wire_value(v_default, int | float, "default")
-        v_maximum = wire.maximum
-        if v_maximum is not UNSET and not (
-            v_maximum.__class__ is float or v_maximum.__class__ is int
-        ):
-            v_maximum = wire_value(v_maximum, int | float, "maximum")
-        v_minimum = wire.minimum
-        if v_minimum is not UNSET and not (
-            v_minimum.__class__ is float or v_minimum.__class__ is int
-        ):
-            v_minimum = wire_value(v_minimum, int | float, "minimum")
-        return NumberSchema(
-            default=v_default,
-            description=wire.description,
-            maximum=v_maximum,
-            minimum=v_minimum,
-            title=wire.title,
-            type=wire.type,
-        )
-    if wire.type == "boolean":
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is bool):
-            v_default = wire_value(v_default, bool, "default")
-        return BooleanSchema(
-            default=v_default, description=wire.description, title=wire.title, type=wire.type
-        )
-    if wire.one_of is not UNSET:
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is str):
-            v_default = wire_value(v_default, str, "default")
-        v_one_of = wire.one_of
-        if v_one_of is not UNSET:
-            v_one_of = wire_value(v_one_of, list[TitledSingleSelectEnumSchemaOneOfItem], "oneOf")
-        v_type = wire.type
-        if v_type is UNSET:
-            v_type = "string"
-        elif not (v_type in ("string",)):
-            v_type = wire_value(v_type, Literal["string"], "type")
-        return TitledSingleSelectEnumSchema(
-            default=v_default,
-            description=wire.description,
-            one_of=v_one_of,
-            title=wire.title,
-            type=v_type,
-        )
-    if lookup(wire.items, "enum") is not MISSING:
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is list):
-            v_default = wire_value(v_default, list[str], "default")
-        v_items = wire.items
-        if v_items is UNSET:
-            raise ValueError("Object missing required field `items`")
-        else:
-            v_items = wire_value(v_items, UntitledMultiSelectEnumSchemaItems, "items")
-        v_max_items = wire.max_items
-        if v_max_items is not UNSET and not (v_max_items.__class__ is int):
-            v_max_items = wire_value(v_max_items, int, "maxItems")
-        v_min_items = wire.min_items
-        if v_min_items is not UNSET and not (v_min_items.__class__ is int):
-            v_min_items = wire_value(v_min_items, int, "minItems")
-        v_type = wire.type
-        if v_type is UNSET:
-            v_type = "array"
-        elif not (v_type in ("array",)):
-            v_type = wire_value(v_type, Literal["array"], "type")
-        return UntitledMultiSelectEnumSchema(
-            default=v_default,
-            description=wire.description,
-            items=v_items,
-            max_items=v_max_items,
-            min_items=v_min_items,
-            title=wire.title,
-            type=v_type,
-        )
-    if wire.type == "array":
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is list):
-            v_default = wire_value(v_default, list[str], "default")
-        v_items = wire.items
-        if v_items is UNSET:
-            raise ValueError("Object missing required field `items`")
-        else:
-            v_items = wire_value(v_items, TitledMultiSelectEnumSchemaItems, "items")
-        v_max_items = wire.max_items
-        if v_max_items is not UNSET and not (v_max_items.__class__ is int):
-            v_max_items = wire_value(v_max_items, int, "maxItems")
-        v_min_items = wire.min_items
-        if v_min_items is not UNSET and not (v_min_items.__class__ is int):
-            v_min_items = wire_value(v_min_items, int, "minItems")
-        return TitledMultiSelectEnumSchema(
-            default=v_default,
-            description=wire.description,
-            items=v_items,
-            max_items=v_max_items,
-            min_items=v_min_items,
-            title=wire.title,
-            type=wire.type,
-        )
-    if wire.enum_names is not UNSET:
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is str):
-            v_default = wire_value(v_default, str, "default")
-        v_enum = wire.enum
-        if v_enum is UNSET:
-            raise ValueError("Object missing required field `enum`")
-        else:
-            v_enum = wire_value(v_enum, list[str], "enum")
-        v_enum_names = wire.enum_names
-        if v_enum_names is not UNSET:
-            v_enum_names = wire_value(v_enum_names, list[str], "enumNames")
-        v_type = wire.type
-        if v_type is UNSET:
-            v_type = "string"
-        elif not (v_type in ("string",)):
-            v_type = wire_value(v_type, Literal["string"], "type")
-        return LegacyTitledEnumSchema(
-            default=v_default,
-            description=wire.description,
-            enum=v_enum,
-            enum_names=v_enum_names,
-            title=wire.title,
-            type=v_type,
-        )
-    if wire.enum is not UNSET:
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is str):
-            v_default = wire_value(v_default, str, "default")
-        v_enum = wire.enum
-        if v_enum is not UNSET:
-            v_enum = wire_value(v_enum, list[str], "enum")
-        v_type = wire.type
-        if v_type is UNSET:
-            v_type = "string"
-        elif not (v_type in ("string",)):
-            v_type = wire_value(v_type, Literal["string"], "type")
-        return UntitledSingleSelectEnumSchema(
-            default=v_default,
-            description=wire.description,
-            enum=v_enum,
-            title=wire.title,
-            type=v_type,
-        )
-    v_default = wire.default
-    if v_default is not UNSET and not (v_default.__class__ is str):
-        v_default = wire_value(v_default, str, "default")
-    v_format = wire.format
-    if v_format is not UNSET and not (v_format in ("date", "date-time", "email", "uri")):
-        v_format = wire_value(v_format, Literal["date", "date-time", "email", "uri"], "format")
-    v_max_length = wire.max_length
-    if v_max_length is not UNSET and not (v_max_length.__class__ is int):
-        v_max_length = wire_value(v_max_length, int, "maxLength")
-    v_min_length = wire.min_length
-    if v_min_length is not UNSET and not (v_min_length.__class__ is int):
-        v_min_length = wire_value(v_min_length, int, "minLength")
-    v_type = wire.type
-    if v_type is UNSET:
-        v_type = "string"
-    elif not (v_type in ("string",)):
-        v_type = wire_value(v_type, Literal["string"], "type")
-    return StringSchema(
-        default=v_default,
-        description=wire.description,
-        format=v_format,
-        max_length=v_max_length,
-        min_length=v_min_length,
-        title=wire.title,
-        type=v_type,
-    )
 
 
 __all__ = [

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias
 from msgspec import UNSET, Meta, UnsetType, field
 
 from ._support import SchemaStruct, UntaggedUnion
-from ._support import MISSING, lookup, wire_error, wire_value
+from ._support import wire_error, wire_value
 
 
 class Annotations(SchemaStruct):
@@ -243,10 +243,44 @@ class CallToolResultResponse(SchemaStruct):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
-        result_: Any = self.result
-        if result_.__class__ is _CallToolResultResponseResultWire:
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
+        value = self.result
+        if value.__class__ is _CallToolResultResponseResultWire:
+            wire = value
             try:
-                self.result = _call_tool_result_response_result_from_wire(result_)
+                if wire.result_type == "input_required":
+                    v_input_requests = wire.input_requests
+                    if v_input_requests is not UNSET:
+                        v_input_requests = wire_value(
+                            v_input_requests, InputRequests, "inputRequests"
+                        )
+                    v_request_state = wire.request_state
+                    if v_request_state is not UNSET and not (v_request_state.__class__ is str):
+                        v_request_state = wire_value(v_request_state, str, "requestState")
+                    self.result = InputRequiredResult(
+                        meta=wire.meta,
+                        input_requests=v_input_requests,
+                        request_state=v_request_state,
+                        result_type=wire.result_type,
+                    )
+                else:
+                    v_content = wire.content
+                    if v_content is UNSET:
+                        raise ValueError("Object missing required field `content`")
+                    else:
+                        v_content = wire_value(v_content, list[ContentBlock], "content")
+                    v_is_error = wire.is_error
+                    if v_is_error is not UNSET and not (v_is_error.__class__ is bool):
+                        v_is_error = wire_value(v_is_error, bool, "isError")
+                    self.result = CallToolResult(
+                        meta=wire.meta,
+                        content=v_content,
+                        is_error=v_is_error,
+                        result_type=wire.result_type,
+                        structured_content=wire.structured_content,
+                    )
             except ValueError as exc:
                 raise wire_error(exc, "$.result") from None
 
@@ -634,10 +668,34 @@ class ElicitRequest(SchemaStruct, tag_field="method", tag="elicitation/create"):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
-        params_: Any = self.params
-        if params_.__class__ is _ElicitRequestParamsWire:
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
+        value = self.params
+        if value.__class__ is _ElicitRequestParamsWire:
+            wire = value
             try:
-                self.params = _elicit_request_params_from_wire(params_)
+                if wire.requested_schema is not UNSET:
+                    v_mode = wire.mode
+                    if v_mode is not UNSET and not (v_mode in ("form",)):
+                        v_mode = wire_value(v_mode, Literal["form"], "mode")
+                    self.params = ElicitRequestFormParams(
+                        message=wire.message, mode=v_mode, requested_schema=wire.requested_schema
+                    )
+                else:
+                    v_mode = wire.mode
+                    if v_mode is UNSET:
+                        v_mode = "url"
+                    elif not (v_mode in ("url",)):
+                        v_mode = wire_value(v_mode, Literal["url"], "mode")
+                    v_url = wire.url
+                    if v_url is UNSET:
+                        raise ValueError("Object missing required field `url`")
+                    elif not (v_url.__class__ is str):
+                        v_url = wire_value(v_url, str, "url")
+                    self.params = ElicitRequestURLParams(
+                        message=wire.message, mode=v_mode, url=v_url
+                    )
             except ValueError as exc:
                 raise wire_error(exc, "$.params") from None
 
@@ -678,12 +736,209 @@ class ElicitRequestFormParamsRequestedSchema(SchemaStruct):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
         properties_: Any = self.properties
         if properties_.__class__ is dict:
             for key, value in properties_.items():
                 if value.__class__ is _PrimitiveSchemaDefinitionWire:
+                    wire = value
                     try:
-                        properties_[key] = _primitive_schema_definition_from_wire(value)
+                        if wire.type in ("integer", "number"):
+                            v_default = wire.default
+                            if v_default is not UNSET and not (
+                                v_default.__class__ is float or v_default.__class__ is int
+                            ):
+                                v_default = wire_value(v_default, int | float, "default")
+                            v_maximum = wire.maximum
+                            if v_maximum is not UNSET and not (
+                                v_maximum.__class__ is float or v_maximum.__class__ is int
+                            ):
+                                v_maximum = wire_value(v_maximum, int | float, "maximum")
+                            v_minimum = wire.minimum
+                            if v_minimum is not UNSET and not (
+                                v_minimum.__class__ is float or v_minimum.__class__ is int
+                            ):
+                                v_minimum = wire_value(v_minimum, int | float, "minimum")
+                            properties_[key] = NumberSchema(
+                                default=v_default,
+                                description=wire.description,
+                                maximum=v_maximum,
+                                minimum=v_minimum,
+                                title=wire.title,
+                                type=wire.type,
+                            )
+                        elif wire.type == "boolean":
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is bool):
+                                v_default = wire_value(v_default, bool, "default")
+                            properties_[key] = BooleanSchema(
+                                default=v_default,
+                                description=wire.description,
+                                title=wire.title,
+                                type=wire.type,
+                            )
+                        elif wire.one_of is not UNSET:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is str):
+                                v_default = wire_value(v_default, str, "default")
+                            v_one_of = wire.one_of
+                            if v_one_of is not UNSET:
+                                v_one_of = wire_value(
+                                    v_one_of, list[TitledSingleSelectEnumSchemaOneOfItem], "oneOf"
+                                )
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "string"
+                            elif not (v_type in ("string",)):
+                                v_type = wire_value(v_type, Literal["string"], "type")
+                            properties_[key] = TitledSingleSelectEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                one_of=v_one_of,
+                                title=wire.title,
+                                type=v_type,
+                            )
+                        elif wire.items.__class__ is dict and "enum" in wire.items:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is list):
+                                v_default = wire_value(v_default, list[str], "default")
+                            v_items = wire.items
+                            if v_items is UNSET:
+                                raise ValueError("Object missing required field `items`")
+                            else:
+                                v_items = wire_value(
+                                    v_items, UntitledMultiSelectEnumSchemaItems, "items"
+                                )
+                            v_max_items = wire.max_items
+                            if v_max_items is not UNSET and not (v_max_items.__class__ is int):
+                                v_max_items = wire_value(v_max_items, int, "maxItems")
+                            v_min_items = wire.min_items
+                            if v_min_items is not UNSET and not (v_min_items.__class__ is int):
+                                v_min_items = wire_value(v_min_items, int, "minItems")
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "array"
+                            elif not (v_type in ("array",)):
+                                v_type = wire_value(v_type, Literal["array"], "type")
+                            properties_[key] = UntitledMultiSelectEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                items=v_items,
+                                max_items=v_max_items,
+                                min_items=v_min_items,
+                                title=wire.title,
+                                type=v_type,
+                            )
+                        elif wire.type == "array":
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is list):
+                                v_default = wire_value(v_default, list[str], "default")
+                            v_items = wire.items
+                            if v_items is UNSET:
+                                raise ValueError("Object missing required field `items`")
+                            else:
+                                v_items = wire_value(
+                                    v_items, TitledMultiSelectEnumSchemaItems, "items"
+                                )
+                            v_max_items = wire.max_items
+                            if v_max_items is not UNSET and not (v_max_items.__class__ is int):
+                                v_max_items = wire_value(v_max_items, int, "maxItems")
+                            v_min_items = wire.min_items
+                            if v_min_items is not UNSET and not (v_min_items.__class__ is int):
+                                v_min_items = wire_value(v_min_items, int, "minItems")
+                            properties_[key] = TitledMultiSelectEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                items=v_items,
+                                max_items=v_max_items,
+                                min_items=v_min_items,
+                                title=wire.title,
+                                type=wire.type,
+                            )
+                        elif wire.enum_names is not UNSET:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is str):
+                                v_default = wire_value(v_default, str, "default")
+                            v_enum = wire.enum
+                            if v_enum is UNSET:
+                                raise ValueError("Object missing required field `enum`")
+                            elif not (
+                                v_enum.__class__ is list and {str}.issuperset(map(type, v_enum))
+                            ):
+                                v_enum = wire_value(v_enum, list[str], "enum")
+                            v_enum_names = wire.enum_names
+                            if v_enum_names is not UNSET and not (
+                                v_enum_names.__class__ is list
+                                and {str}.issuperset(map(type, v_enum_names))
+                            ):
+                                v_enum_names = wire_value(v_enum_names, list[str], "enumNames")
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "string"
+                            elif not (v_type in ("string",)):
+                                v_type = wire_value(v_type, Literal["string"], "type")
+                            properties_[key] = LegacyTitledEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                enum=v_enum,
+                                enum_names=v_enum_names,
+                                title=wire.title,
+                                type=v_type,
+                            )
+                        elif wire.enum is not UNSET:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is str):
+                                v_default = wire_value(v_default, str, "default")
+                            v_enum = wire.enum
+                            if v_enum is not UNSET and not (
+                                v_enum.__class__ is list and {str}.issuperset(map(type, v_enum))
+                            ):
+                                v_enum = wire_value(v_enum, list[str], "enum")
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "string"
+                            elif not (v_type in ("string",)):
+                                v_type = wire_value(v_type, Literal["string"], "type")
+                            properties_[key] = UntitledSingleSelectEnumSchema(
+                                default=v_default,
+                                description=wire.description,
+                                enum=v_enum,
+                                title=wire.title,
+                                type=v_type,
+                            )
+                        else:
+                            v_default = wire.default
+                            if v_default is not UNSET and not (v_default.__class__ is str):
+                                v_default = wire_value(v_default, str, "default")
+                            v_format = wire.format
+                            if v_format is not UNSET and not (
+                                v_format in ("date", "date-time", "email", "uri")
+                            ):
+                                v_format = wire_value(
+                                    v_format, Literal["date", "date-time", "email", "uri"], "format"
+                                )
+                            v_max_length = wire.max_length
+                            if v_max_length is not UNSET and not (v_max_length.__class__ is int):
+                                v_max_length = wire_value(v_max_length, int, "maxLength")
+                            v_min_length = wire.min_length
+                            if v_min_length is not UNSET and not (v_min_length.__class__ is int):
+                                v_min_length = wire_value(v_min_length, int, "minLength")
+                            v_type = wire.type
+                            if v_type is UNSET:
+                                v_type = "string"
+                            elif not (v_type in ("string",)):
+                                v_type = wire_value(v_type, Literal["string"], "type")
+                            properties_[key] = StringSchema(
+                                default=v_default,
+                                description=wire.description,
+                                format=v_format,
+                                max_length=v_max_length,
+                                min_length=v_min_length,
+                                title=wire.title,
+                                type=v_type,
+                            )
                     except ValueError as exc:
                         raise wire_error(exc, "$.properties[...]") from None
 
@@ -744,10 +999,26 @@ class EmbeddedResource(SchemaStruct, tag_field="type", tag="resource"):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
-        resource_: Any = self.resource
-        if resource_.__class__ is _EmbeddedResourceResourceWire:
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
+        value = self.resource
+        if value.__class__ is _EmbeddedResourceResourceWire:
+            wire = value
             try:
-                self.resource = _embedded_resource_resource_from_wire(resource_)
+                if wire.text is not UNSET:
+                    self.resource = TextResourceContents(
+                        meta=wire.meta, mime_type=wire.mime_type, text=wire.text, uri=wire.uri
+                    )
+                else:
+                    v_blob = wire.blob
+                    if v_blob is UNSET:
+                        raise ValueError("Object missing required field `blob`")
+                    elif not (v_blob.__class__ is str):
+                        v_blob = wire_value(v_blob, str, "blob")
+                    self.resource = BlobResourceContents(
+                        meta=wire.meta, blob=v_blob, mime_type=wire.mime_type, uri=wire.uri
+                    )
             except ValueError as exc:
                 raise wire_error(exc, "$.resource") from None
 
@@ -853,10 +1124,43 @@ class GetPromptResultResponse(SchemaStruct):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
-        result_: Any = self.result
-        if result_.__class__ is _GetPromptResultResponseResultWire:
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
+        value = self.result
+        if value.__class__ is _GetPromptResultResponseResultWire:
+            wire = value
             try:
-                self.result = _get_prompt_result_response_result_from_wire(result_)
+                if wire.result_type == "input_required":
+                    v_input_requests = wire.input_requests
+                    if v_input_requests is not UNSET:
+                        v_input_requests = wire_value(
+                            v_input_requests, InputRequests, "inputRequests"
+                        )
+                    v_request_state = wire.request_state
+                    if v_request_state is not UNSET and not (v_request_state.__class__ is str):
+                        v_request_state = wire_value(v_request_state, str, "requestState")
+                    self.result = InputRequiredResult(
+                        meta=wire.meta,
+                        input_requests=v_input_requests,
+                        request_state=v_request_state,
+                        result_type=wire.result_type,
+                    )
+                else:
+                    v_description = wire.description
+                    if v_description is not UNSET and not (v_description.__class__ is str):
+                        v_description = wire_value(v_description, str, "description")
+                    v_messages = wire.messages
+                    if v_messages is UNSET:
+                        raise ValueError("Object missing required field `messages`")
+                    else:
+                        v_messages = wire_value(v_messages, list[PromptMessage], "messages")
+                    self.result = GetPromptResult(
+                        meta=wire.meta,
+                        description=v_description,
+                        messages=v_messages,
+                        result_type=wire.result_type,
+                    )
             except ValueError as exc:
                 raise wire_error(exc, "$.result") from None
 
@@ -1932,12 +2236,31 @@ class ReadResourceResult(SchemaStruct):
 
     def __post_init__(self) -> None:
         # Decoding leaves the wire struct of an untagged union here: build the arm it stands for.
+        # (`wire` is declared apart from `value`, whose class test narrows it for type checkers.)
+        value: Any
+        wire: Any
         contents_: Any = self.contents
         if contents_.__class__ is list:
             for i, value in enumerate(contents_):
                 if value.__class__ is _EmbeddedResourceResourceWire:
+                    wire = value
                     try:
-                        contents_[i] = _embedded_resource_resource_from_wire(value)
+                        if wire.text is not UNSET:
+                            contents_[i] = TextResourceContents(
+                                meta=wire.meta,
+                                mime_type=wire.mime_type,
+                                text=wire.text,
+                                uri=wire.uri,
+                            )
+                        else:
+                            v_blob = wire.blob
+                            if v_blob is UNSET:
+                                raise ValueError("Object missing required field `blob`")
+                            elif not (v_blob.__class__ is str):
+                                v_blob = wire_value(v_blob, str, "blob")
+                            contents_[i] = BlobResourceContents(
+                                meta=wire.meta, blob=v_blob, mime_type=wire.mime_type, uri=wire.uri
+                            )
                     except ValueError as exc:
                         raise wire_error(exc, f"$.contents[{i}]") from None
 
@@ -3321,7 +3644,7 @@ Spec: https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/su
 # Wire forms of the untagged unions that struct fields hold. msgspec has no untagged union
 # of structs, so such a field names, for msgspec only, a struct with every arm's fields:
 # the message decodes in one pass, then the holder's __post_init__ builds the arm the
-# union's rules pick (the converters below). Type checkers see the union itself.
+# union's rules pick. Type checkers see the union itself.
 
 if TYPE_CHECKING:
     _CallToolResultResponseResultWire: TypeAlias = CallToolResultResponseResult
@@ -3437,279 +3760,6 @@ else:
         max_length: Any | UnsetType = field(default=UNSET, name="maxLength")
 
         min_length: Any | UnsetType = field(default=UNSET, name="minLength")
-
-
-def _call_tool_result_response_result_from_wire(wire: Any) -> Any:
-    """The CallToolResultResponseResult a decoded _CallToolResultResponseResultWire stands for: picked, checked, built."""
-    if wire.result_type == "input_required":
-        v_input_requests = wire.input_requests
-        if v_input_requests is not UNSET:
-            v_input_requests = wire_value(v_input_requests, InputRequests, "inputRequests")
-        v_request_state = wire.request_state
-        if v_request_state is not UNSET and not (v_request_state.__class__ is str):
-            v_request_state = wire_value(v_request_state, str, "requestState")
-        return InputRequiredResult(
-            meta=wire.meta,
-            input_requests=v_input_requests,
-            request_state=v_request_state,
-            result_type=wire.result_type,
-        )
-    v_content = wire.content
-    if v_content is UNSET:
-        raise ValueError("Object missing required field `content`")
-    else:
-        v_content = wire_value(v_content, list[ContentBlock], "content")
-    v_is_error = wire.is_error
-    if v_is_error is not UNSET and not (v_is_error.__class__ is bool):
-        v_is_error = wire_value(v_is_error, bool, "isError")
-    return CallToolResult(
-        meta=wire.meta,
-        content=v_content,
-        is_error=v_is_error,
-        result_type=wire.result_type,
-        structured_content=wire.structured_content,
-    )
-
-
-def _elicit_request_params_from_wire(wire: Any) -> Any:
-    """The ElicitRequestParams a decoded _ElicitRequestParamsWire stands for: picked, checked, built."""
-    if wire.requested_schema is not UNSET:
-        v_mode = wire.mode
-        if v_mode is not UNSET and not (v_mode in ("form",)):
-            v_mode = wire_value(v_mode, Literal["form"], "mode")
-        return ElicitRequestFormParams(
-            message=wire.message, mode=v_mode, requested_schema=wire.requested_schema
-        )
-    v_mode = wire.mode
-    if v_mode is UNSET:
-        v_mode = "url"
-    elif not (v_mode in ("url",)):
-        v_mode = wire_value(v_mode, Literal["url"], "mode")
-    v_url = wire.url
-    if v_url is UNSET:
-        raise ValueError("Object missing required field `url`")
-    elif not (v_url.__class__ is str):
-        v_url = wire_value(v_url, str, "url")
-    return ElicitRequestURLParams(message=wire.message, mode=v_mode, url=v_url)
-
-
-def _embedded_resource_resource_from_wire(wire: Any) -> Any:
-    """The EmbeddedResourceResource a decoded _EmbeddedResourceResourceWire stands for: picked, checked, built."""
-    if wire.text is not UNSET:
-        return TextResourceContents(
-            meta=wire.meta, mime_type=wire.mime_type, text=wire.text, uri=wire.uri
-        )
-    v_blob = wire.blob
-    if v_blob is UNSET:
-        raise ValueError("Object missing required field `blob`")
-    elif not (v_blob.__class__ is str):
-        v_blob = wire_value(v_blob, str, "blob")
-    return BlobResourceContents(meta=wire.meta, blob=v_blob, mime_type=wire.mime_type, uri=wire.uri)
-
-
-def _get_prompt_result_response_result_from_wire(wire: Any) -> Any:
-    """The GetPromptResultResponseResult a decoded _GetPromptResultResponseResultWire stands for: picked, checked, built."""
-    if wire.result_type == "input_required":
-        v_input_requests = wire.input_requests
-        if v_input_requests is not UNSET:
-            v_input_requests = wire_value(v_input_requests, InputRequests, "inputRequests")
-        v_request_state = wire.request_state
-        if v_request_state is not UNSET and not (v_request_state.__class__ is str):
-            v_request_state = wire_value(v_request_state, str, "requestState")
-        return InputRequiredResult(
-            meta=wire.meta,
-            input_requests=v_input_requests,
-            request_state=v_request_state,
-            result_type=wire.result_type,
-        )
-    v_description = wire.description
-    if v_description is not UNSET and not (v_description.__class__ is str):
-        v_description = wire_value(v_description, str, "description")
-    v_messages = wire.messages
-    if v_messages is UNSET:
-        raise ValueError("Object missing required field `messages`")
-    else:
-        v_messages = wire_value(v_messages, list[PromptMessage], "messages")
-    return GetPromptResult(
-        meta=wire.meta, description=v_description, messages=v_messages, result_type=wire.result_type
-    )
-
-
-def _primitive_schema_definition_from_wire(wire: Any) -> Any:
-    """The PrimitiveSchemaDefinition a decoded _PrimitiveSchemaDefinitionWire stands for: picked, checked, built."""
-    if wire.type in ("integer", "number"):
-        v_default = wire.default
-        if v_default is not UNSET and not (
-            v_default.__class__ is float or v_default.__class__ is int
-        ):
-            v_default = wire_value(v_default, int | float, "default")
-        v_maximum = wire.maximum
-        if v_maximum is not UNSET and not (
-            v_maximum.__class__ is float or v_maximum.__class__ is int
-        ):
-            v_maximum = wire_value(v_maximum, int | float, "maximum")
-        v_minimum = wire.minimum
-        if v_minimum is not UNSET and not (
-            v_minimum.__class__ is float or v_minimum.__class__ is int
-        ):
-            v_minimum = wire_value(v_minimum, int | float, "minimum")
-        return NumberSchema(
-            default=v_default,
-            description=wire.description,
-            maximum=v_maximum,
-            minimum=v_minimum,
-            title=wire.title,
-            type=wire.type,
-        )
-    if wire.type == "boolean":
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is bool):
-            v_default = wire_value(v_default, bool, "default")
-        return BooleanSchema(
-            default=v_default, description=wire.description, title=wire.title, type=wire.type
-        )
-    if wire.one_of is not UNSET:
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is str):
-            v_default = wire_value(v_default, str, "default")
-        v_one_of = wire.one_of
-        if v_one_of is not UNSET:
-            v_one_of = wire_value(v_one_of, list[TitledSingleSelectEnumSchemaOneOfItem], "oneOf")
-        v_type = wire.type
-        if v_type is UNSET:
-            v_type = "string"
-        elif not (v_type in ("string",)):
-            v_type = wire_value(v_type, Literal["string"], "type")
-        return TitledSingleSelectEnumSchema(
-            default=v_default,
-            description=wire.description,
-            one_of=v_one_of,
-            title=wire.title,
-            type=v_type,
-        )
-    if lookup(wire.items, "enum") is not MISSING:
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is list):
-            v_default = wire_value(v_default, list[str], "default")
-        v_items = wire.items
-        if v_items is UNSET:
-            raise ValueError("Object missing required field `items`")
-        else:
-            v_items = wire_value(v_items, UntitledMultiSelectEnumSchemaItems, "items")
-        v_max_items = wire.max_items
-        if v_max_items is not UNSET and not (v_max_items.__class__ is int):
-            v_max_items = wire_value(v_max_items, int, "maxItems")
-        v_min_items = wire.min_items
-        if v_min_items is not UNSET and not (v_min_items.__class__ is int):
-            v_min_items = wire_value(v_min_items, int, "minItems")
-        v_type = wire.type
-        if v_type is UNSET:
-            v_type = "array"
-        elif not (v_type in ("array",)):
-            v_type = wire_value(v_type, Literal["array"], "type")
-        return UntitledMultiSelectEnumSchema(
-            default=v_default,
-            description=wire.description,
-            items=v_items,
-            max_items=v_max_items,
-            min_items=v_min_items,
-            title=wire.title,
-            type=v_type,
-        )
-    if wire.type == "array":
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is list):
-            v_default = wire_value(v_default, list[str], "default")
-        v_items = wire.items
-        if v_items is UNSET:
-            raise ValueError("Object missing required field `items`")
-        else:
-            v_items = wire_value(v_items, TitledMultiSelectEnumSchemaItems, "items")
-        v_max_items = wire.max_items
-        if v_max_items is not UNSET and not (v_max_items.__class__ is int):
-            v_max_items = wire_value(v_max_items, int, "maxItems")
-        v_min_items = wire.min_items
-        if v_min_items is not UNSET and not (v_min_items.__class__ is int):
-            v_min_items = wire_value(v_min_items, int, "minItems")
-        return TitledMultiSelectEnumSchema(
-            default=v_default,
-            description=wire.description,
-            items=v_items,
-            max_items=v_max_items,
-            min_items=v_min_items,
-            title=wire.title,
-            type=wire.type,
-        )
-    if wire.enum_names is not UNSET:
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is str):
-            v_default = wire_value(v_default, str, "default")
-        v_enum = wire.enum
-        if v_enum is UNSET:
-            raise ValueError("Object missing required field `enum`")
-        else:
-            v_enum = wire_value(v_enum, list[str], "enum")
-        v_enum_names = wire.enum_names
-        if v_enum_names is not UNSET:
-            v_enum_names = wire_value(v_enum_names, list[str], "enumNames")
-        v_type = wire.type
-        if v_type is UNSET:
-            v_type = "string"
-        elif not (v_type in ("string",)):
-            v_type = wire_value(v_type, Literal["string"], "type")
-        return LegacyTitledEnumSchema(
-            default=v_default,
-            description=wire.description,
-            enum=v_enum,
-            enum_names=v_enum_names,
-            title=wire.title,
-            type=v_type,
-        )
-    if wire.enum is not UNSET:
-        v_default = wire.default
-        if v_default is not UNSET and not (v_default.__class__ is str):
-            v_default = wire_value(v_default, str, "default")
-        v_enum = wire.enum
-        if v_enum is not UNSET:
-            v_enum = wire_value(v_enum, list[str], "enum")
-        v_type = wire.type
-        if v_type is UNSET:
-            v_type = "string"
-        elif not (v_type in ("string",)):
-            v_type = wire_value(v_type, Literal["string"], "type")
-        return UntitledSingleSelectEnumSchema(
-            default=v_default,
-            description=wire.description,
-            enum=v_enum,
-            title=wire.title,
-            type=v_type,
-        )
-    v_default = wire.default
-    if v_default is not UNSET and not (v_default.__class__ is str):
-        v_default = wire_value(v_default, str, "default")
-    v_format = wire.format
-    if v_format is not UNSET and not (v_format in ("date", "date-time", "email", "uri")):
-        v_format = wire_value(v_format, Literal["date", "date-time", "email", "uri"], "format")
-    v_max_length = wire.max_length
-    if v_max_length is not UNSET and not (v_max_length.__class__ is int):
-        v_max_length = wire_value(v_max_length, int, "maxLength")
-    v_min_length = wire.min_length
-    if v_min_length is not UNSET and not (v_min_length.__class__ is int):
-        v_min_length = wire_value(v_min_length, int, "minLength")
-    v_type = wire.type
-    if v_type is UNSET:
-        v_type = "string"
-    elif not (v_type in ("string",)):
-        v_type = wire_value(v_type, Literal["string"], "type")
-    return StringSchema(
-        default=v_default,
-        description=wire.description,
-        format=v_format,
-        max_length=v_max_length,
-        min_length=v_min_length,
-        title=wire.title,
-        type=v_type,
-    )
 
 
 __all__ = [
