@@ -240,3 +240,59 @@ async def test_each_stateless_request_carries_the_meta_of_the_moment() -> None:
         assert "progressToken" in metas[0] and "progressToken" not in metas[1]
         assert "io.modelcontextprotocol/logLevel" not in metas[1]
         assert metas[2]["io.modelcontextprotocol/logLevel"] == "warning"
+
+
+async def test_a_tools_call_result_is_read_once_and_its_kind_still_decides() -> None:
+    """StatelessCallToolResult decodes resultType with the rest (one decode of the usual
+    result): an InputRequiredResult that happens to carry content is still answered, never
+    taken for the result; what the caller gets encodes as the server sent it."""
+    from mcpgen.generated import ElicitResult
+    from mcpgen.runtime.framing import encode
+    from mcpgen.runtime.transport import Transport, memory_pair
+
+    ours, theirs = memory_pair()
+    asked: list[str] = []
+
+    async def peer() -> None:
+        while (frame := await theirs.receive()) is not None:
+            msg = msgspec.json.decode(frame)
+            if "id" not in msg:
+                continue
+            params = msg.get("params") or {}
+            result: dict[str, Any]
+            if msg["method"] == "server/discover":
+                result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "resultType": "complete"}
+            elif "inputResponses" not in params:
+                result = {
+                    "resultType": "input_required",
+                    "content": [{"type": "text", "text": "not yet"}],
+                    "inputRequests": {
+                        "who": {
+                            "method": "elicitation/create",
+                            "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {}}},
+                        }
+                    },
+                    "requestState": "s1",
+                }
+            else:
+                answer = params["inputResponses"]["who"]
+                result = {"content": [{"type": "text", "text": f"{answer['action']} {params['requestState']}"}]}
+                if msg["id"] % 2:
+                    result["resultType"] = "complete"  # with it or without (an older server): complete
+            await theirs.send(encode({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+
+    async def elicit(params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept")
+
+    async def connect() -> Transport:
+        return ours
+
+    serving = asyncio.ensure_future(peer())
+    async with Client(connect=connect, era="stateless", elicitation=elicit) as client:
+        for _ in range(2):
+            result = await client.call_tool("echo", {"text": "x"})
+            assert result.content[0].text == "accept s1"  # type: ignore[union-attr]
+            assert msgspec.to_builtins(result) == {"content": [{"type": "text", "text": "accept s1"}]}
+    assert asked == ["name?", "name?"]
+    serving.cancel()

@@ -32,6 +32,7 @@ from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.client_cache import CACHEABLE, ResultCache, cache_key
 from mcpgen.runtime.client_stateless import (
     ASKING_METHODS,
+    KINDED,
     MAX_ROUNDS,
     DiscoverInfo,
     Envelope,
@@ -306,6 +307,13 @@ class ClientSession(HandshakeSession, ClientCalls):
                 ):
                     self.cache.drop(method)  # a stale cursor: every page goes
                 raise
+            if result_type in KINDED and key is None:
+                try:
+                    typed: Any = decoder(result_type).decode(raw)
+                except (msgspec.ValidationError, RecursionError, UnicodeDecodeError):
+                    typed = None  # an InputRequiredResult, or an invalid result: read below
+                if typed is not None and typed.result_type == "complete":
+                    return typed  # type: ignore[no-any-return]
             head = head_decoder.decode(raw)
             kind = head.result_type
             if kind is UNSET or kind == "complete":  # no resultType: an older server's result

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType, field
@@ -77,13 +77,25 @@ class DiscoverInfo(msgspec.Struct):
 head_decoder = msgspec.json.Decoder(ResultHead)
 
 
-class StatelessCallToolResult(CallToolResult):
+class StatelessCallToolResult(CallToolResult, omit_defaults=True):
     """A ``tools/call`` result of the stateless era. From 2026-07-28 on ``structuredContent``
     may be any JSON value (an array, a number, ...), not only the object the handshake era
     allows, so decoding it as a handshake-era :class:`CallToolResult` refused valid results.
-    Still a ``CallToolResult`` (a subclass): only that field's type is wider."""
+    Still a ``CallToolResult`` (a subclass): only that field's type is wider, and it reads
+    the era's ``resultType``."""
 
     structured_content: Any | UnsetType = field(default=UNSET, name="structuredContent")
+    result_type: Literal["complete", "input_required", "task"] = field(default="complete", name="resultType")
+    """"complete" for every result a caller gets (a result without one, from an older
+    server, is complete too). Read with the rest, so that the client decodes a tools/call
+    result once instead of first looking at its kind (see :data:`KINDED`); left out of
+    ``repr`` and when encoded, as the default it always is by then (a Literal decodes to
+    the very default object, which is what omit_defaults compares)."""
+
+
+# Result types that decode the result's resultType themselves: the client decodes such a
+# result at once and looks at its head only when it is not complete.
+KINDED: frozenset[type[Any]] = frozenset({StatelessCallToolResult})
 
 
 class InvalidResult(McpError):
