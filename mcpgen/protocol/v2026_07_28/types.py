@@ -741,7 +741,8 @@ class ElicitRequestFormParamsRequestedSchema(SchemaStruct):
         wire: Any
         properties_: Any = self.properties
         if properties_.__class__ is dict:
-            for key, value in properties_.items():
+            for key in properties_:
+                value = properties_[key]
                 if value.__class__ is _PrimitiveSchemaDefinitionWire:
                     wire = value
                     try:
