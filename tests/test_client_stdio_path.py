@@ -296,3 +296,32 @@ async def test_a_tools_call_result_is_read_once_and_its_kind_still_decides() -> 
             assert msgspec.to_builtins(result) == {"content": [{"type": "text", "text": "accept s1"}]}
     assert asked == ["name?", "name?"]
     serving.cancel()
+
+
+def readable_lines(fd: int) -> list[bytes]:
+    try:
+        return os.read(fd, 1 << 16).splitlines()
+    except BlockingIOError:
+        return []
+
+
+async def test_a_client_writes_a_full_batch_of_requests_before_the_turn_ends() -> None:
+    """The stdio client writes requests 32 to a write (the server starts on them while the
+    client makes the rest); a server's stream keeps everything of a turn for one write."""
+    loop = asyncio.get_running_loop()
+    for cls, first in ((ProcessTransport, 32), (StreamTransport, 0)):
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        pipe, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(loop=loop), os.fdopen(write_fd, "wb", 0)
+        )
+        stdio = StreamTransport(asyncio.StreamReader(), asyncio.StreamWriter(pipe, protocol, None, loop))
+        stdio.batch_frames = cls.batch_frames
+        for i in range(40):
+            assert stdio.send_now(b'{"id":%d}' % i)
+
+        assert len(readable_lines(read_fd)) == first  # within the turn
+        await asyncio.sleep(0)
+        assert len(readable_lines(read_fd)) == 40 - first  # the rest, at its end
+        pipe.close()
+        os.close(read_fd)

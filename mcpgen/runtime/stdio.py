@@ -30,6 +30,10 @@ STDERR_TAIL = 20  # a server's last stderr lines kept to explain its exit
 class StreamTransport:
     """Frames over an asyncio reader/writer pair, one JSON text per line."""
 
+    # Frames queued in one turn of the event loop are written together at its end, or as
+    # soon as this many are queued (see ProcessTransport).
+    batch_frames = sys.maxsize
+
     def __init__(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_message: int = MAX_MESSAGE
     ) -> None:
@@ -84,6 +88,8 @@ class StreamTransport:
         if self._pending_size > self._room:
             self._flush()
             return False
+        if len(self._pending) >= self.batch_frames:
+            self._flush()  # a full batch goes now: the peer starts on it while we make the rest
         return True
 
     async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
@@ -197,7 +203,16 @@ class ProcessTransport(StreamTransport):
     Its stderr is passed through to ours line by line (as the official clients do: a
     server that dies on start says why there), or handed to ``on_stderr``; the last
     lines are kept either way, so that :meth:`exit_error` can say why it went away.
+
+    Requests made in one turn of the event loop go out 32 to a write: with many calls in
+    flight, written all at the end of the turn they had the server wait for the whole
+    turn, then the client for the server's whole answer (the two processes took turns);
+    in pieces the server works on one while the client makes the next. With 64 calls in
+    flight this took the bench's raw server from 70-77k to 101-103k calls/s (handshake
+    era) at the same client CPU per call; fewer than 32 per turn go out as before.
     """
+
+    batch_frames = 32
 
     def __init__(
         self,
