@@ -325,3 +325,17 @@ async def test_a_client_writes_a_full_batch_of_requests_before_the_turn_ends() -
         assert len(readable_lines(read_fd)) == 40 - first  # the rest, at its end
         pipe.close()
         os.close(read_fd)
+
+
+def test_only_a_plain_send_lets_the_engine_queue_requests_itself() -> None:
+    from mcpgen.runtime.transport import memory_pair, plain_send
+
+    class Watching(StreamTransport):
+        async def send(self, frame: bytes, **options: Any) -> None:
+            await super().send(frame, **options)
+
+    class Other:  # no send_now at all
+        async def send(self, frame: bytes, **options: Any) -> None: ...
+
+    assert plain_send(memory_pair()[0]) and plain_send(StreamTransport.__new__(StreamTransport))
+    assert not plain_send(Watching.__new__(Watching)) and not plain_send(Other()) and not plain_send(object())
