@@ -28,11 +28,13 @@ asyncio against the same server (a request written per call, a future per call r
 from the parsed answer; over HTTP one keep-alive connection per call in flight, parsed by
 httptools), with no JSON-RPC engine, no types and no checks beyond the echoed text. Its
 rate is what this machine and server allow any Python client on the stock event loop, so
-it bounds the ratio any client could reach against the SDK here.
+it bounds the ratio any client could reach against the SDK here. Over stdio it also runs
+"blocking", with 1 call in flight only: no event loop at all (write the request, block
+reading the answer), the least any client pays per call on this machine's pipes.
 
 Run from the repository root with the project's venv active::
 
-    python bench/client.py                    # 3 runs of 2,000 + 4,000 calls per cell (~5 min)
+    python bench/client.py                    # 3 runs of 2,000 + 20,000 calls per cell (~6 min)
     python bench/client.py --quick            # 1 run, every count divided by 20
     python bench/client.py --transports stdio --eras 2026-07-28 --runs 1
     python bench/client.py --json client.json
@@ -73,6 +75,7 @@ HERE = Path(__file__).resolve().parent
 PEER = HERE / "servers" / "raw_peer.py"
 LIBRARIES = ("mcpgen", "SDK")
 FLOOR = "bare"
+BLOCKING = "blocking"  # the machine's bound at 1 in flight over stdio (see run_blocking)
 TRANSPORTS = ("stdio", "http")
 ERAS = ("handshake", "2026-07-28")
 WINDOW = 64
@@ -274,6 +277,64 @@ async def run_bare(transport: str, era: str, url: str | None, calls: int, window
     return {"library": FLOOR, "transport": transport, "era": era, "spoken": spoken, "phases": phases}
 
 
+def run_blocking(era: str, calls: int) -> dict[str, Any]:
+    """What this machine allows at 1 in flight over stdio, whatever the client: no event
+    loop at all. Each call writes its request to the raw peer's stdin and blocks reading
+    its stdout until the answer's line is complete, so a call costs the two pipe wake-ups
+    and the peer's answer and nothing else. No asyncio client can go faster; its rate over
+    the SDK's bounds the ratio any client could reach with one call in flight."""
+    params: dict[str, Any] = {"name": "echo", "arguments": {"text": TEXT}}
+    if era != "handshake":
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": era,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    decode_answer = msgspec.json.Decoder(_Answer).decode
+    child = subprocess.Popen([sys.executable, str(PEER), "stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+    out, into = child.stdin.fileno(), child.stdout.fileno()
+    buffer = b""
+
+    def call(rid: int) -> bool:
+        nonlocal buffer
+        os.write(out, msgspec.json.encode({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}) + b"\n")
+        while b"\n" not in buffer:
+            chunk = os.read(into, 65536)
+            if not chunk:
+                raise ConnectionError("the raw peer exited")
+            buffer += chunk
+        line, _, buffer = buffer.partition(b"\n")
+        answer = decode_answer(line)
+        block = answer.result["content"][0] if answer.id == rid else {}
+        return not answer.result.get("isError") and block.get("text") == TEXT
+
+    try:
+        for rid in range(1, max(20, calls // 10) + 1):
+            call(rid)
+        ok = 0
+        cpu = time.process_time()
+        wall = time.perf_counter()
+        for rid in range(1_000_000, 1_000_000 + calls):
+            ok += call(rid)
+        wall = time.perf_counter() - wall
+        cpu = time.process_time() - cpu
+    finally:
+        child.stdin.close()  # the peer exits at the end of its input
+        child.wait(10)
+    found = {
+        "in_flight": 1,
+        "calls": calls,
+        "ok": ok,
+        "errors": calls - ok,
+        "error_samples": [],
+        "seconds": wall,
+        "calls_per_s": calls / wall,
+        "cpu_us_per_call": cpu / calls * 1e6,
+    }
+    spoken = "2025-11-25" if era == "handshake" else era
+    return {"library": BLOCKING, "transport": "stdio", "era": era, "spoken": spoken, "phases": [found]}
+
+
 async def run_cell(library: str, transport: str, era: str, url: str | None, calls: int, window_calls: int) -> Any:
     if library == FLOOR:
         return await run_bare(transport, era, url, calls, window_calls)
@@ -395,6 +456,14 @@ def summarize(runs: list[list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], l
                 "over_sdk": [r[FLOOR]["calls_per_s"] / r["SDK"]["calls_per_s"] for r in floor],
                 "mcpgen_share": [r["mcpgen"]["calls_per_s"] / r[FLOOR]["calls_per_s"] for r in floor],
             }
+        blocking = [r for r in per_run if BLOCKING in r]
+        if blocking:  # stdio, 1 in flight: the machine's own bound
+            rows[-1]["blocking"] = {
+                "calls_per_s": [r[BLOCKING]["calls_per_s"] for r in blocking],
+                "cpu_us_per_call": [r[BLOCKING]["cpu_us_per_call"] for r in blocking],
+                "over_sdk": [r[BLOCKING]["calls_per_s"] / r["SDK"]["calls_per_s"] for r in blocking],
+                "mcpgen_share": [r["mcpgen"]["calls_per_s"] / r[BLOCKING]["calls_per_s"] for r in blocking],
+            }
     return rows, problems
 
 
@@ -440,6 +509,26 @@ def print_report(rows: list[dict[str, Any]], info: dict[str, Any]) -> None:
             f"{span(floor['cpu_us_per_call']):>12} | {span(floor['over_sdk'], 1) + 'x':>16} "
             f"{span(floor['mcpgen_share'], 2):>19}"
         )
+    bounds = [row for row in rows if "blocking" in row]
+    if not bounds:
+        return
+    print(
+        "\nThe machine's bound at 1 in flight over stdio: a blocking client (no event loop: write the request,"
+        "\nblock reading the answer) against the same server, same runs"
+    )
+    header = (
+        f"{'transport':9} {'era':10} {'in flight':>9} | {'blocking calls/s':>16} {'CPU us':>7} | "
+        f"{'blocking/SDK calls/s':>20} {'mcpgen/blocking calls/s':>23}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in bounds:
+        bound = row["blocking"]
+        print(
+            f"{row['transport']:9} {row['era']:10} {row['in_flight']:>9} | {span(bound['calls_per_s']):>16} "
+            f"{span(bound['cpu_us_per_call']):>7} | {span(bound['over_sdk'], 1) + 'x':>20} "
+            f"{span(bound['mcpgen_share'], 2):>23}"
+        )
 
 
 def load() -> str:
@@ -451,18 +540,21 @@ def main() -> None:
     parser.add_argument("--cell", nargs=3, metavar=("LIBRARY", "TRANSPORT", "ERA"), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, default=2000, help="calls with 1 in flight per cell")
-    parser.add_argument("--window-calls", type=int, default=4000, help=f"calls with {WINDOW} in flight per cell")
+    parser.add_argument("--window-calls", type=int, default=20000, help=f"calls with {WINDOW} in flight per cell")
     parser.add_argument("--runs", type=int, default=3, help="sweeps over every cell")
     parser.add_argument("--quick", action="store_true", help="one run, every count divided by 20")
     parser.add_argument("--transports", default=",".join(TRANSPORTS))
     parser.add_argument("--eras", default=",".join(ERAS))
     parser.add_argument("--json", type=Path, help="also write the numbers here")
-    parser.add_argument("--floor", action="store_true", help="also run the bare asyncio client (see above)")
+    parser.add_argument("--floor", action="store_true", help="also run the bare and blocking clients (see above)")
     args = parser.parse_args()
 
     if args.cell:
         library, transport, era = args.cell
-        result = asyncio.run(run_cell(library, transport, era, args.url, args.calls, args.window_calls))
+        if library == BLOCKING:
+            result = run_blocking(era, args.calls)
+        else:
+            result = asyncio.run(run_cell(library, transport, era, args.url, args.calls, args.window_calls))
         print(json.dumps(result))
         return
 
@@ -491,7 +583,8 @@ def main() -> None:
             results: list[dict[str, Any]] = []
             for transport in transports:
                 for era in eras:
-                    for library in (*LIBRARIES, FLOOR) if args.floor else LIBRARIES:
+                    floors = (FLOOR, BLOCKING) if transport == "stdio" else (FLOOR,)
+                    for library in (*LIBRARIES, *floors) if args.floor else LIBRARIES:
                         where = url if transport == "http" else None
                         results.append(cell(library, transport, era, where, args.calls, args.window_calls))
                         print(f"run {number}: {library} {transport} {era} done", file=sys.stderr, flush=True)
