@@ -297,7 +297,8 @@ def run_blocking(era: str, calls: int) -> dict[str, Any]:
 
     def call(rid: int) -> bool:
         nonlocal buffer
-        os.write(out, msgspec.json.encode({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}) + b"\n")
+        request = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+        os.write(out, msgspec.json.encode(request) + b"\n")
         while b"\n" not in buffer:
             chunk = os.read(into, 65536)
             if not chunk:
