@@ -133,6 +133,16 @@ def test_body_limit() -> None:
         assert post(small, big).status_code == 413
         assert post(small, INIT).status_code == 200
 
+        def pieces(message: Any, size: int) -> Iterator[bytes]:
+            data = json.dumps(message).encode()
+            yield from (data[i : i + size] for i in range(0, len(data), size))
+
+        # A body sent in pieces (chunked: uvicorn hands it over in several messages) is read
+        # whole, and counted against the limit across the pieces.
+        whole = httpx.post(small, content=pieces(INIT, 40), headers=ACCEPT)
+        assert whole.status_code == 200 and whole.json()["result"]["serverInfo"]["name"]
+        assert httpx.post(small, content=pieces(big, 1000), headers=ACCEPT).status_code == 413
+
 
 # ---------------------------------------------------------------- streams
 

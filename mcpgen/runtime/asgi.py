@@ -43,10 +43,19 @@ def _media_kinds(accept: str) -> frozenset[str]:
 
 
 async def read_body(receive: Receive, limit: int) -> bytes:
+    message = await receive()
+    if message["type"] == "http.request" and not message.get("more_body", False):
+        body: bytes = message.get("body", b"")  # the whole body in one message: the common case
+        if len(body) > limit:
+            raise HttpError(413, f"Payload Too Large: the limit is {limit} bytes")
+        return body
+    return await _read_rest(receive, limit, message)
+
+
+async def _read_rest(receive: Receive, limit: int, message: Any) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             raise HttpError(400, "Bad Request: the client went away")
         chunk = message.get("body", b"")
@@ -56,6 +65,7 @@ async def read_body(receive: Receive, limit: int) -> bytes:
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
+        message = await receive()
 
 
 async def wait_disconnect(receive: Receive) -> None:

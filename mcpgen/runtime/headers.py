@@ -33,6 +33,8 @@ def decode_value(value: str) -> str:
     """A header value as text: unwrapped from the Base64 sentinel, else stripped of the
     optional whitespace around it."""
     value = value.strip(" \t")
+    if not value.startswith("=?"):
+        return value  # the common case: no sentinel, no regex
     found = _SENTINEL.fullmatch(value)
     if found is None:
         return value

@@ -845,8 +845,13 @@ def _headers(scope: Scope) -> dict[str, str]:
     # Every request pays for this: each name is decoded and lower-cased once per process
     # (bounded, so a peer inventing names only costs the decode), values as they come.
     names = _HEADER_NAMES
+    raw_headers = scope.get("headers", ())
+    try:  # every name seen before (the common case): one comprehension
+        return {names[raw]: value.decode("latin-1") for raw, value in raw_headers}
+    except KeyError:
+        pass
     found: dict[str, str] = {}
-    for raw, value in scope.get("headers", ()):
+    for raw, value in raw_headers:
         name = names.get(raw)
         if name is None:
             name = raw.decode("latin-1").lower()

@@ -135,6 +135,17 @@ class _Tool(msgspec.Struct):
     returns: Any  # the return annotation, for checking structured output
     check_input: Callable[[Any], None] | None = None  # for a tool given an explicit input schema
     task: tuple[TaskSupport, TaskStart] | None = None  # tasks extension: support, how the task starts
+    # Answered on the spot (call_tool_now): a plain def declared blocking=False that takes
+    # no Context and is no task. Worked out once, since every such call asks.
+    now: bool = False
+
+    def __post_init__(self) -> None:
+        self.now = not (
+            self.in_thread
+            or self.signature.is_async
+            or self.signature.context_param is not None
+            or self.task is not None  # the tasks extension decides how it runs
+        )
 
 
 class _Resource(msgspec.Struct):
@@ -843,12 +854,7 @@ class Server:
         run in the thread pool) and for one that takes a :class:`Context` (its
         cancellation state belongs to a task of its own)."""
         entry = self._tools.get(params.name)
-        if entry is not None and (
-            entry.in_thread
-            or entry.signature.is_async
-            or entry.signature.context_param is not None
-            or entry.task is not None  # the tasks extension decides how it runs
-        ):
+        if entry is not None and not entry.now:
             return NOT_NOW  # type: ignore[no-any-return]
         started = self._tool_call(params, entry)
         if isinstance(started, CallToolResult):
