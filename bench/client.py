@@ -493,42 +493,42 @@ def print_report(rows: list[dict[str, Any]], info: dict[str, Any]) -> None:
             f"{span(row['cpu_ratio'], 1) + 'x':>10} | {verdict}"
         )
     print("\nRanges are min-max over the runs; ratios are taken run by run (rates mcpgen/SDK, CPU SDK/mcpgen).")
-    floors = [row for row in rows if "floor" in row]
-    if not floors:
-        return
-    print("\nThe floor: a bare asyncio client (no JSON-RPC engine) against the same server, same runs")
-    header = (
-        f"{'transport':9} {'era':10} {'in flight':>9} | {'bare calls/s':>13} {'bare CPU us':>12} | "
-        f"{'bare/SDK calls/s':>16} {'mcpgen/bare calls/s':>19}"
+    print_floor(
+        rows,
+        "floor",
+        "bare",
+        "\nThe floor: a bare asyncio client (no JSON-RPC engine) against the same server, same runs",
     )
-    print(header)
-    print("-" * len(header))
-    for row in floors:
-        floor = row["floor"]
-        print(
-            f"{row['transport']:9} {row['era']:10} {row['in_flight']:>9} | {span(floor['calls_per_s']):>13} "
-            f"{span(floor['cpu_us_per_call']):>12} | {span(floor['over_sdk'], 1) + 'x':>16} "
-            f"{span(floor['mcpgen_share'], 2):>19}"
-        )
-    bounds = [row for row in rows if "blocking" in row]
-    if not bounds:
-        return
-    print(
+    print_floor(
+        rows,
+        "blocking",
+        "blocking",
         "\nThe machine's bound at 1 in flight over stdio: a blocking client (no event loop: write the request,"
-        "\nblock reading the answer) against the same server, same runs"
+        "\nblock reading the answer) against the same server, same runs",
     )
+
+
+def print_floor(rows: list[dict[str, Any]], key: str, name: str, title: str) -> None:
+    """The table of one floor client (``key`` in the rows), when it ran."""
+    found = [row for row in rows if key in row]
+    if not found:
+        return
+    print(title)
+    # Labels padded to the widest range they head (up to "123,456-234,567" calls/s).
+    rate, cpu = f"{name} calls/s".rjust(15), f"{name} CPU us"
+    over, share = f"{name}/SDK calls/s", f"mcpgen/{name} calls/s"
     header = (
-        f"{'transport':9} {'era':10} {'in flight':>9} | {'blocking calls/s':>16} {'CPU us':>7} | "
-        f"{'blocking/SDK calls/s':>20} {'mcpgen/blocking calls/s':>23}"
+        f"{'transport':9} {'era':10} {'in flight':>9} | {rate:>{len(rate)}} {cpu:>{len(cpu)}} | "
+        f"{over:>{len(over)}} {share:>{len(share)}}"
     )
     print(header)
     print("-" * len(header))
-    for row in bounds:
-        bound = row["blocking"]
+    for row in found:
+        floor = row[key]
         print(
-            f"{row['transport']:9} {row['era']:10} {row['in_flight']:>9} | {span(bound['calls_per_s']):>16} "
-            f"{span(bound['cpu_us_per_call']):>7} | {span(bound['over_sdk'], 1) + 'x':>20} "
-            f"{span(bound['mcpgen_share'], 2):>23}"
+            f"{row['transport']:9} {row['era']:10} {row['in_flight']:>9} | {span(floor['calls_per_s']):>{len(rate)}} "
+            f"{span(floor['cpu_us_per_call']):>{len(cpu)}} | {span(floor['over_sdk'], 1) + 'x':>{len(over)}} "
+            f"{span(floor['mcpgen_share'], 2):>{len(share)}}"
         )
 
 
