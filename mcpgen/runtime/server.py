@@ -1121,7 +1121,11 @@ class Server:
         except MissingExtra as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
-        config = uvicorn.Config(self.http_app(path, **options), host=host, port=port, log_level="warning")
+        from mcpgen.runtime.http_protocol import protocol_class
+
+        config = uvicorn.Config(
+            self.http_app(path, **options), host=host, port=port, log_level="warning", http=protocol_class()
+        )
         # Bound (and listening) here rather than by uvicorn, so that the URL printed has
         # the real port (port=0) and a client that reads it may connect at once.
         sock = config.bind_socket()
