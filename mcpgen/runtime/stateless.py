@@ -36,6 +36,8 @@ from mcpgen.runtime.errors import (
 )
 from mcpgen.runtime.framing import Envelope, RequestId, error_frame
 from mcpgen.runtime.input_required import InputRequired, InputScope, StateSealer
+from mcpgen.runtime.params_merge import decoder as merged_decoder
+from mcpgen.runtime.params_merge import merged_params
 from mcpgen.runtime.session import NOT_NOW, RequestContext, current_request
 from mcpgen.runtime.versions import (
     LATEST,
@@ -119,10 +121,12 @@ class _Plan(msgspec.Struct):
     # The server's synchronous handler for the method (Server.immediate_handler), if any.
     immediate: Callable[[Any], Any] | None
     # Params bytes -> the handshake era's params struct the handlers take; None for a
-    # method only this era has (its handler takes this era's struct).
+    # method only this era has (its handler takes this era's struct), and when ``read``
+    # already returns the handlers' type (params_merge: one struct checking both eras).
     read_handshake: Callable[[Any], Any] | None
-    # Params bytes -> this era's params struct; None when the type does not carry what
-    # the checks read (the request then takes the general path, through a dict).
+    # Params bytes -> this era's params struct (or the merged one); None when the type
+    # does not carry what the checks read (the request then takes the general path,
+    # through a dict).
     read: Callable[[Any], Any] | None = None
     # Attribute names, in that struct, of the param Mcp-Name mirrors (tools/call: name),
     # of the tool arguments, and of a retry's requestState and inputResponses.
@@ -313,11 +317,14 @@ class StatelessServer:
             immediate=self.server.immediate_handler(spec.handler),
             read_handshake=self.handshake.decoder(same.params_type).decode if same is not None else None,
         )
+        # Where this era's params type and the handshake era's agree on what they share,
+        # one struct checks both and is what the handler takes: one decode, not two.
+        merged = merged_params(same.params_type, spec.params_type) if same is not None else None
         # Read straight into the params type only when it carries everything the checks
         # read (derived from the type, so an extension's method is covered too): a
         # required _meta, the param Mcp-Name names, and for a method that may ask the
         # client for input, the retry's fields.
-        params_type = spec.params_type
+        params_type = merged if merged is not None else spec.params_type
         if isinstance(params_type, type) and issubclass(params_type, msgspec.Struct):
             fields = {f.encode_name: f for f in msgspec.structs.fields(params_type)}
             meta = fields.get("_meta")
@@ -326,7 +333,11 @@ class StatelessServer:
             if spec.input_required:
                 needed += ["requestState", "inputResponses"]
             if meta is not None and meta.required and meta.name == "meta" and all(n in fields for n in needed):
-                plan.read = self.package.decoder(params_type).decode
+                if merged is not None:
+                    plan.read = merged_decoder(merged, self.package, self.handshake)
+                    plan.read_handshake = None  # what plan.read returns is the handlers' type
+                else:
+                    plan.read = self.package.decoder(params_type).decode
                 plan.named = fields[named].name if named is not None else None
                 plan.arguments = fields["arguments"].name if "arguments" in fields else None
                 if spec.input_required:
