@@ -61,7 +61,7 @@ kernel, which on the 2-core box sometimes let them share one CPU for a whole run
 
 Run from the repository root with the project's venv active (Linux, for ``/proc``)::
 
-    python bench/http.py                    # 2,000 calls at c=1 and 10,000 at c=32
+    python bench/http.py                    # 4,000 calls at c=1 and 40,000 at c=32
     python bench/http.py --quick            # every count divided by 10
     python bench/http.py --scale 4          # every count divided by 4 (slow boxes)
     python bench/http.py --json http.json   # also write the numbers as JSON
@@ -110,8 +110,8 @@ SERVERS: dict[str, Path] = {
 MODES = ("json", "sse", "progress", "thread")
 TOOL = {"json": "echo", "sse": "echo", "progress": "echo_progress", "thread": "echo_threaded"}
 CONCURRENCY = (1, 32)
-CALLS = {1: 2_000, 32: 10_000}
-WARMUP = {1: 200, 32: 1_000}
+CALLS = {1: 4_000, 32: 40_000}
+WARMUP = {1: 400, 32: 2_000}
 PROTOCOL = "2025-11-25"
 ERAS = (PROTOCOL, "2026-07-28")  # the handshake era's and the stateless era's revision
 COLD_STARTS = 5
