@@ -6,12 +6,15 @@ import contextlib
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
+from mcpgen import Context, Server
 from tests.wire import DEMO
 
 
@@ -58,3 +61,41 @@ def demo_http(*args: str) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}/mcp"
     with running([sys.executable, str(DEMO), "--http", str(port), *args], url):
         yield url
+
+
+def echo_server(name: str = "http11") -> Server:
+    """A server with ``echo`` (plain JSON answers) and ``streamed`` (progress first, so
+    its answer comes as SSE)."""
+    server = Server(name)
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool()
+    async def streamed(text: str, ctx: Context) -> str:
+        await ctx.report_progress(1, 2)  # a notification first: the answer comes as SSE
+        return text
+
+    return server
+
+
+@contextlib.contextmanager
+def serving_in_thread(app: Any, **options: Any) -> Iterator[int]:
+    """``app`` under uvicorn in a thread (its own event loop); yields the port.
+    ``options`` go to ``uvicorn.Config``."""
+    import uvicorn
+
+    port = free_port()
+    runner = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options))
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not runner.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.02)
+    try:
+        yield port
+    finally:
+        runner.should_exit = True
+        thread.join(5)

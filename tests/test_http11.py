@@ -10,63 +10,27 @@ import datetime
 import gzip
 import ipaddress
 import ssl
-import threading
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import msgspec
 import pytest
-import uvicorn
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from mcpgen import Client, Server
+from mcpgen import Client
 from mcpgen.generated import TextContent
 from mcpgen.runtime import http11
-from mcpgen.runtime.context import Context
 from mcpgen.runtime.http_client import HttpTransport
-from tests.http_server import free_port
+from tests.http_server import echo_server as demo_server
+from tests.http_server import serving_in_thread as serving
 
 pytestmark = pytest.mark.anyio
 App = Callable[[Any, Any, Any], Awaitable[None]]
-
-
-def demo_server() -> Server:
-    server = Server("http11")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        return text
-
-    @server.tool()
-    async def streamed(text: str, ctx: Context) -> str:
-        await ctx.report_progress(1, 2)  # a notification first: the answer comes as SSE
-        return text
-
-    return server
-
-
-@contextlib.contextmanager
-def serving(app: App, **options: Any) -> Iterator[int]:
-    """``app`` under uvicorn in a thread (its own event loop); yields the port."""
-    port = free_port()
-    runner = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options))
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not runner.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield port
-    finally:
-        runner.should_exit = True
-        thread.join(5)
 
 
 def transport_of(client: Client) -> HttpTransport:

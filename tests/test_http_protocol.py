@@ -9,9 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
@@ -21,9 +20,8 @@ import uvicorn
 from mcpgen import Client, Server
 from mcpgen.generated import TextContent
 from mcpgen.runtime import http_protocol
-from mcpgen.runtime.context import Context
 from mcpgen.runtime.http_protocol import CoalescingTransport, protocol_class
-from tests.http_server import free_port
+from tests.http_server import echo_server, serving_in_thread
 
 pytestmark = pytest.mark.anyio
 
@@ -117,37 +115,12 @@ async def test_everything_else_is_the_real_transports() -> None:
 
 
 def demo_server() -> Server:
-    server = Server("coalescing")
-
-    @server.tool(blocking=False)
-    def echo(text: str) -> str:
-        return text
-
-    @server.tool()
-    async def streamed(text: str, ctx: Context) -> str:
-        await ctx.report_progress(1, 2)  # a notification first: the answer comes as SSE
-        return text
-
-    return server
+    return echo_server("coalescing")
 
 
-@contextlib.contextmanager
-def serving(app: Any) -> Iterator[int]:
+def serving(app: Any) -> contextlib.AbstractContextManager[int]:
     """``app`` under uvicorn, through the coalescing protocol, in a thread; yields the port."""
-    port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", http=protocol_class())
-    runner = uvicorn.Server(config)
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not runner.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield port
-    finally:
-        runner.should_exit = True
-        thread.join(5)
+    return serving_in_thread(app, http=protocol_class())
 
 
 def post(body: dict[str, Any], extra: str = "") -> bytes:

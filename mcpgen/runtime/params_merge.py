@@ -46,7 +46,7 @@ def merged_params(handshake: type, modern: type) -> type | None:
         if old is not None:
             if old.name != f.name or _arms(old.type) != _arms(f.type):
                 return None
-            if f.required == old.required or old.required:
+            if old.required or not f.required:
                 continue  # the handshake field already checks it as strictly
         if f.required:
             spec = msgspec.field(name=f.encode_name)
