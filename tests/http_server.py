@@ -81,12 +81,12 @@ def echo_server(name: str = "http11") -> Server:
 
 
 @contextlib.contextmanager
-def serving_in_thread(app: Any, **options: Any) -> Iterator[int]:
-    """``app`` under uvicorn in a thread (its own event loop); yields the port.
-    ``options`` go to ``uvicorn.Config``."""
+def serving_in_thread(app: Any, port: int | None = None, **options: Any) -> Iterator[int]:
+    """``app`` under uvicorn in a thread (its own event loop) on ``port`` (a free one by
+    default); yields the port. ``options`` go to ``uvicorn.Config``."""
     import uvicorn
 
-    port = free_port()
+    port = port if port is not None else free_port()
     runner = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options))
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()

@@ -25,7 +25,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -38,7 +37,6 @@ import httpx
 import httpx2
 import jwt
 import pytest
-import uvicorn
 from joserfc import jws
 from joserfc.jwk import ECKey
 from mcp.client.auth import OAuthClientProvider
@@ -54,7 +52,7 @@ from mcpgen.runtime.resource_auth import BearerAuth
 from mcpgen.runtime.server import Server
 from mcpgen.runtime.token_verify import IntrospectionVerifier, JwtVerifier
 from tests.authserver import AuthServer
-from tests.http_server import free_port
+from tests.http_server import free_port, serving_in_thread
 
 pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
@@ -113,19 +111,8 @@ def _protected_server(issuer: str, resource: str, calls: list[str], **auth_optio
 
 @contextlib.contextmanager
 def serving(server: Server, port: int) -> Iterator[None]:
-    config = uvicorn.Config(server.http_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    runner = uvicorn.Server(config)
-    thread = threading.Thread(target=runner.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not runner.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the protected server did not start"
-        time.sleep(0.02)
-    try:
+    with serving_in_thread(server.http_app(), port, lifespan="off"):
         yield
-    finally:
-        runner.should_exit = True
-        thread.join(5)
 
 
 @pytest.fixture(scope="module")
