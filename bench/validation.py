@@ -11,7 +11,7 @@ array whose items are a ``$ref`` to a ``$defs`` entry. It measures
 
 for two implementations:
 
-* ``mcpgen``: ``mcpgen.runtime.jsonschema.compile_schema``, what ``Client`` and
+* ``mcpgen``: ``mcpgen.runtime.shared.jsonschema.compile_schema``, what ``Client`` and
   ``Server`` use;
 * ``SDK``: what the official client (``mcp`` 2.x) does for each tools/call result:
   ``jsonschema``'s ``validator_for`` + ``check_schema`` + a validator with an empty
@@ -43,8 +43,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from mcpgen.runtime import jsonschema as mcpgen_jsonschema  # noqa: E402 (after the sys.path line above)
-from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema  # noqa: E402
+from mcpgen.runtime.shared import jsonschema as mcpgen_jsonschema  # noqa: E402 (after the sys.path line above)
+from mcpgen.runtime.shared.jsonschema import SchemaValidationError, compile_schema  # noqa: E402
 
 DAY = {
     "type": "object",

@@ -32,8 +32,8 @@ from mcpgen.generated import (
     Root,
     TextContent,
 )
-from mcpgen.runtime.auth import ClientInfo, CrossAppAccess, OAuthClient, OAuthError, WorkloadIdentity
-from mcpgen.runtime.client_skills import SkillVerificationError
+from mcpgen.runtime.auth.oauth import ClientInfo, CrossAppAccess, OAuthClient, OAuthError, WorkloadIdentity
+from mcpgen.runtime.client.skills import SkillVerificationError
 from mcpgen.runtime.errors import McpError
 
 # The harness's stand-in for this client's metadata document (used when the AS supports CIMD).

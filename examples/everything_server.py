@@ -25,8 +25,8 @@ from mcpgen.generated import (
     TextResourceContents,
 )
 from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
-from mcpgen.runtime.http_server import close_current_stream
-from mcpgen.runtime.server import ToolError
+from mcpgen.runtime.server.http_server import close_current_stream
+from mcpgen.runtime.server.server import ToolError
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 

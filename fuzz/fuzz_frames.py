@@ -33,18 +33,18 @@ sys.path.insert(0, str(ROOT))
 import atheris  # type: ignore[import-untyped]  # noqa: E402  (pip install atheris)
 
 with atheris.instrument_imports(include=["mcpgen"]):
-    import mcpgen.runtime.context  # noqa: F401
-    import mcpgen.runtime.framing
-    import mcpgen.runtime.jsonschema  # noqa: F401
-    import mcpgen.runtime.server  # noqa: F401
-    import mcpgen.runtime.server_session  # noqa: F401
-    import mcpgen.runtime.session  # noqa: F401
-    import mcpgen.runtime.signature  # noqa: F401
-    import mcpgen.runtime.uri_template  # noqa: F401
+    import mcpgen.runtime.jsonrpc.framing
+    import mcpgen.runtime.jsonrpc.session  # noqa: F401
+    import mcpgen.runtime.server.context  # noqa: F401
+    import mcpgen.runtime.server.server  # noqa: F401
+    import mcpgen.runtime.server.session  # noqa: F401
+    import mcpgen.runtime.server.signature  # noqa: F401
+    import mcpgen.runtime.server.uri_template  # noqa: F401
+    import mcpgen.runtime.shared.jsonschema  # noqa: F401
 
 from msgspec import UNSET  # noqa: E402
 
-from mcpgen.runtime.framing import Envelope, FrameError, decode_envelope  # noqa: E402
+from mcpgen.runtime.jsonrpc.framing import Envelope, FrameError, decode_envelope  # noqa: E402
 from tests import fuzzing  # noqa: E402
 
 STRICT = os.environ.get("FUZZ_STRICT") == "1"

@@ -5,25 +5,25 @@ __version__ = "0.1.0"
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mcpgen.runtime.auth import OAuthClient
-    from mcpgen.runtime.client import Client
-    from mcpgen.runtime.client_tasks import TaskFailed, TaskHandle
-    from mcpgen.runtime.context import Context
+    from mcpgen.runtime.auth.bearer import BearerAuth
+    from mcpgen.runtime.auth.oauth import OAuthClient
+    from mcpgen.runtime.client.client import Client
+    from mcpgen.runtime.client.tasks import TaskFailed, TaskHandle
     from mcpgen.runtime.errors import McpError, ResourceNotFound
-    from mcpgen.runtime.resource_auth import BearerAuth
-    from mcpgen.runtime.server import Server, ToolError
+    from mcpgen.runtime.server.context import Context
+    from mcpgen.runtime.server.server import Server, ToolError
 
 _LAZY = {
-    "Server": "mcpgen.runtime.server",
-    "ToolError": "mcpgen.runtime.server",
-    "Client": "mcpgen.runtime.client",
-    "Context": "mcpgen.runtime.context",
+    "Server": "mcpgen.runtime.server.server",
+    "ToolError": "mcpgen.runtime.server.server",
+    "Client": "mcpgen.runtime.client.client",
+    "Context": "mcpgen.runtime.server.context",
     "McpError": "mcpgen.runtime.errors",
-    "OAuthClient": "mcpgen.runtime.auth",
+    "OAuthClient": "mcpgen.runtime.auth.oauth",
     "ResourceNotFound": "mcpgen.runtime.errors",
-    "BearerAuth": "mcpgen.runtime.resource_auth",
-    "TaskHandle": "mcpgen.runtime.client_tasks",
-    "TaskFailed": "mcpgen.runtime.client_tasks",
+    "BearerAuth": "mcpgen.runtime.auth.bearer",
+    "TaskHandle": "mcpgen.runtime.client.tasks",
+    "TaskFailed": "mcpgen.runtime.client.tasks",
 }
 
 

@@ -50,7 +50,7 @@ from typing import Any, Final
 import jsonschema  # type: ignore[import-untyped]
 from msgspec import UNSET
 
-from mcpgen.runtime.server_session import ServerSession
+from mcpgen.runtime.server.session import ServerSession
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 DEMO: Final = ROOT / "tests" / "servers" / "demo.py"

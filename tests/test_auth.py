@@ -1,4 +1,4 @@
-"""The OAuth 2.1 client (mcpgen.runtime.auth) against a small authorization server and
+"""The OAuth 2.1 client (mcpgen.runtime.auth.oauth) against a small authorization server and
 protected MCP endpoint faked with httpx.MockTransport. The conformance suite's auth
 scenarios (conformance/run.py client) exercise it against the official mocks."""
 
@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from mcpgen import Client
-from mcpgen.runtime.auth import (
+from mcpgen.runtime.auth.oauth import (
     ClientInfo,
     CrossAppAccess,
     MemoryStorage,
@@ -30,7 +30,7 @@ from mcpgen.runtime.auth import (
     prm_urls,
     resource_covers,
 )
-from mcpgen.runtime.http_client import HttpTransport
+from mcpgen.runtime.transports.http_client import HttpTransport
 
 pytestmark = pytest.mark.anyio
 MCP = "http://mcp.test/mcp"

@@ -1,4 +1,4 @@
-"""The OAuth client's 2026-07-28 rules (mcpgen.runtime.auth), each against the faked
+"""The OAuth client's 2026-07-28 rules (mcpgen.runtime.auth.oauth), each against the faked
 authorization server and protected MCP endpoint of tests/test_auth.py: RFC 9207 ``iss``
 checks of the authorization response, the metadata ``issuer`` compared exactly, SEP-837
 ``application_type`` in dynamic registration, SEP-2352 credentials bound to their issuer
@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 import pytest
 
-from mcpgen.runtime.auth import ClientInfo, MemoryStorage, OAuthError
+from mcpgen.runtime.auth.oauth import ClientInfo, MemoryStorage, OAuthError
 from tests.test_auth import AS, MCP, SECRET, Fake, call, connect
 
 pytestmark = pytest.mark.anyio

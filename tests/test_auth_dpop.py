@@ -14,9 +14,9 @@ import pytest
 
 from mcpgen import Client
 from mcpgen.generated import TextContent
-from mcpgen.runtime.auth import ClientInfo, OAuthClient, OAuthError, WorkloadIdentity
-from mcpgen.runtime.auth_challenge import challenge_params
-from mcpgen.runtime.dpop import DPoP, DPoPKey, nonce_challenge
+from mcpgen.runtime.auth.challenge import challenge_params
+from mcpgen.runtime.auth.dpop import DPoP, DPoPKey, nonce_challenge
+from mcpgen.runtime.auth.oauth import ClientInfo, OAuthClient, OAuthError, WorkloadIdentity
 from tests.oauth_parties import WORKLOAD_CLIENT, Parties, check_proof, thumbprint
 
 pytestmark = pytest.mark.anyio

@@ -39,7 +39,7 @@ def test_a_name_loads_the_module_that_defines_it(package: str) -> None:
 
 def test_a_server_does_not_load_the_client_stubs() -> None:
     # mcpgen.generated (the handshake era's old name) hands names over one by one too.
-    assert "client" not in loaded_after("import mcpgen.runtime.server", PACKAGES[0])
+    assert "client" not in loaded_after("import mcpgen.runtime.server.server", PACKAGES[0])
 
 
 @pytest.mark.parametrize("package", PACKAGES)

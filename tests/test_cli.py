@@ -127,7 +127,7 @@ def wide(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_help_has_no_type_noise_and_summaries_fit_one_line() -> None:
-    from mcpgen.cli import app
+    from mcpgen.cli.app import app
 
     names = [command.name or command.callback.__name__ for command in app.registered_commands if command.callback]
     top = wide("--help")
@@ -143,7 +143,7 @@ def test_help_has_no_type_noise_and_summaries_fit_one_line() -> None:
 
 
 def test_help_examples_and_prose_are_not_broken_mid_line() -> None:
-    from mcpgen.cli import app
+    from mcpgen.cli.app import app
 
     for command in app.registered_commands:
         assert command.callback is not None

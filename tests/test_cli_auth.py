@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcpgen.runtime.auth import ClientInfo, Token
-from mcpgen.runtime.token_files import FileTokenStorage
+from mcpgen.runtime.auth.oauth import ClientInfo, Token
+from mcpgen.runtime.auth.token_files import FileTokenStorage
 from tests.oauth_parties import Parties
 
 pytestmark = pytest.mark.anyio

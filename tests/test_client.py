@@ -231,9 +231,9 @@ async def test_capability_not_declared_by_server_is_refused_locally() -> None:
         ServerCapabilities,
         ServerHandlers,
     )
-    from mcpgen.runtime.client_session import ClientSession
-    from mcpgen.runtime.server_session import ServerSession
-    from mcpgen.runtime.transport import memory_pair
+    from mcpgen.runtime.client.session import ClientSession
+    from mcpgen.runtime.jsonrpc.transport import memory_pair
+    from mcpgen.runtime.server.session import ServerSession
 
     class Bare(ServerHandlers):
         async def initialize(self, params: InitializeRequestParams) -> InitializeResult:

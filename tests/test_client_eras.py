@@ -15,10 +15,10 @@ import pytest
 
 from mcpgen import Client, McpError
 from mcpgen.generated import PromptReference, Root, TextContent
-from mcpgen.runtime import client as client_module
-from mcpgen.runtime.client_stateless import Envelope, MissingInputHandler, UnsupportedVersions
-from mcpgen.runtime.http_client import HttpTransport
-from mcpgen.runtime.transport import Transport
+from mcpgen.runtime.client.client import client as client_module
+from mcpgen.runtime.client.stateless import Envelope, MissingInputHandler, UnsupportedVersions
+from mcpgen.runtime.jsonrpc.transport import Transport
+from mcpgen.runtime.transports.http_client import HttpTransport
 from tests.http_server import free_port, running
 from tests.test_client import elicitor, sampler
 from tests.wire import DEMO

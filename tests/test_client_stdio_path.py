@@ -18,10 +18,10 @@ import msgspec
 import pytest
 
 from mcpgen import Client, Server
-from mcpgen.runtime.client_stateless import Envelope
-from mcpgen.runtime.framing import FrameTooLarge
-from mcpgen.runtime.handshake import HandshakeSession
-from mcpgen.runtime.stdio import _HIGH_WATER, ProcessTransport, StreamTransport, _Frames
+from mcpgen.runtime.client.stateless import Envelope
+from mcpgen.runtime.jsonrpc.framing import FrameTooLarge
+from mcpgen.runtime.shared.handshake import HandshakeSession
+from mcpgen.runtime.transports.stdio import _HIGH_WATER, ProcessTransport, StreamTransport, _Frames
 
 pytestmark = pytest.mark.anyio
 
@@ -247,8 +247,8 @@ async def test_a_tools_call_result_is_read_once_and_its_kind_still_decides() -> 
     result): an InputRequiredResult that happens to carry content is still answered, never
     taken for the result; what the caller gets encodes as the server sent it."""
     from mcpgen.generated import ElicitResult
-    from mcpgen.runtime.framing import encode
-    from mcpgen.runtime.transport import Transport, memory_pair
+    from mcpgen.runtime.jsonrpc.framing import encode
+    from mcpgen.runtime.jsonrpc.transport import Transport, memory_pair
 
     ours, theirs = memory_pair()
     asked: list[str] = []
@@ -328,7 +328,7 @@ async def test_a_client_writes_a_full_batch_of_requests_before_the_turn_ends() -
 
 
 def test_only_a_plain_send_lets_the_engine_queue_requests_itself() -> None:
-    from mcpgen.runtime.transport import memory_pair, plain_send
+    from mcpgen.runtime.jsonrpc.transport import memory_pair, plain_send
 
     class Watching(StreamTransport):
         async def send(self, frame: bytes, **options: Any) -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from mcpgen import Client
 from mcpgen.generated import CreateMessageResult, ElicitRequestParams, ElicitResult, TextContent
-from mcpgen.runtime.client_tasks import (
+from mcpgen.runtime.client.tasks import (
     DEFAULT_POLL,
     MAX_POLL,
     MIN_POLL,
@@ -390,7 +390,7 @@ async def test_cli_ctrl_c_cancels_the_task(peer_url: str) -> None:
     # which a child may not inherit (a shell's background job ignores SIGINT): set it.
     start = (
         "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "from mcpgen.cli import main; sys.argv = ['mcpgen'] + sys.argv[1:]; main()"
+        "from mcpgen.cli.app import main; sys.argv = ['mcpgen'] + sys.argv[1:]; main()"
     )
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
     command = [sys.executable, "-c", start, "call", peer_url, "tool", "long_job", "--task"]

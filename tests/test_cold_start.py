@@ -89,7 +89,7 @@ def test_the_first_answer_imports_only_what_it_needs(tmp_path: Path, era: str) -
     assert len(answers) == 1 and "result" in answers[0], answers
     assert sorted(m for m in NOT_BEFORE_FIRST_ANSWER if m in modules) == []
     if era == "2025-11-25":  # a handshake-era server never loads the stateless era's code
-        assert not [m for m in modules if m.startswith(("mcpgen.protocol.v2026", "mcpgen.runtime.stateless"))]
+        assert not [m for m in modules if m.startswith(("mcpgen.protocol.v2026", "mcpgen.runtime.server.stateless"))]
 
 
 def test_the_thread_pool_loads_with_the_first_threaded_call(tmp_path: Path) -> None:

@@ -209,7 +209,7 @@ async def test_methods_the_server_has_no_handler_for() -> None:
     2025-11-25's tasks/get, with the tasks capability declared so that the handler is what
     is missing), a notification it has none for is ignored."""
     from mcpgen import Server
-    from mcpgen.runtime.transport import memory_pair
+    from mcpgen.runtime.jsonrpc.transport import memory_pair
 
     server = Server("bare")
     server.capabilities = lambda: msgspec.convert({"tasks": {}, "tools": {}}, ServerCapabilities)  # type: ignore[method-assign]

@@ -23,10 +23,10 @@ from msgspec import UNSET, UnsetType
 from mcpgen import Client, McpError
 from mcpgen.generated import CallToolResult, TextContent
 from mcpgen.runtime.errors import INTERNAL_ERROR, ConnectionClosed, RequestTimeout
-from mcpgen.runtime.framing import RequestId
-from mcpgen.runtime.http_client import HttpTransport
-from mcpgen.runtime.stdio import ProcessTransport
-from mcpgen.runtime.transport import Transport
+from mcpgen.runtime.jsonrpc.framing import RequestId
+from mcpgen.runtime.jsonrpc.transport import Transport
+from mcpgen.runtime.transports.http_client import HttpTransport
+from mcpgen.runtime.transports.stdio import ProcessTransport
 from tests.http_server import free_port, wait_until_up
 from tests.wire import DEMO, RawPeer
 

@@ -10,7 +10,7 @@ import pytest
 from mcpgen import Client, McpError, Server
 from mcpgen.generated import BlobResourceContents, TextResourceContents
 from mcpgen.runtime.errors import ResourceNotFound
-from mcpgen.runtime.files import check_root_uri, resolve_within
+from mcpgen.runtime.shared.files import check_root_uri, resolve_within
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""mcpgen.runtime.http11, the client's HTTP/1.1 POST path, and what HttpTransport keeps from
+"""mcpgen.runtime.transports.http11, the client's HTTP/1.1 POST path, and what HttpTransport keeps from
 httpx around it: real servers on loopback (uvicorn, and a scripted asyncio server where the
 exact bytes and their splitting matter)."""
 
@@ -24,8 +24,8 @@ from cryptography.x509.oid import NameOID
 
 from mcpgen import Client
 from mcpgen.generated import TextContent
-from mcpgen.runtime import http11
-from mcpgen.runtime.http_client import HttpTransport
+from mcpgen.runtime.transports import http11
+from mcpgen.runtime.transports.http_client import HttpTransport
 from tests.http_server import echo_server as demo_server
 from tests.http_server import serving_in_thread as serving
 

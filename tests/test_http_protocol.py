@@ -1,4 +1,4 @@
-"""mcpgen.runtime.http_protocol: uvicorn's protocol writing a response in one socket write.
+"""mcpgen.runtime.transports.http_protocol: uvicorn's protocol writing a response in one socket write.
 
 The transport wrapper on a real socket pair (what leaves when), then uvicorn serving the
 demo server through the protocol on loopback: kept-alive and closed connections, SSE
@@ -19,8 +19,8 @@ import uvicorn
 
 from mcpgen import Client, Server
 from mcpgen.generated import TextContent
-from mcpgen.runtime import http_protocol
-from mcpgen.runtime.http_protocol import CoalescingTransport, protocol_class
+from mcpgen.runtime.transports import http_protocol
+from mcpgen.runtime.transports.http_protocol import CoalescingTransport, protocol_class
 from tests.http_server import echo_server, serving_in_thread
 
 pytestmark = pytest.mark.anyio
@@ -210,7 +210,9 @@ def test_server_run_and_uvicorns_command_line_use_it(monkeypatch: pytest.MonkeyP
     assert seen == [protocol_class()]
     assert issubclass(seen[0], uvicorn.protocols.http.auto.AutoHTTPProtocol)
 
-    config = uvicorn.Config("tests.test_http_protocol:demo_server", http="mcpgen.runtime.http_protocol:HttpProtocol")
+    config = uvicorn.Config(
+        "tests.test_http_protocol:demo_server", http="mcpgen.runtime.transports.http_protocol:HttpProtocol"
+    )
     config.http_protocol_class = None  # type: ignore[assignment]
     config.load()
     assert config.http_protocol_class is http_protocol.HttpProtocol is protocol_class()

@@ -14,9 +14,9 @@ import pytest
 from mcpgen import Client, Context, Server
 from mcpgen.generated import CallToolRequestParams, CallToolResult, MethodSpec, TextContent
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
-from mcpgen.runtime.server_session import ServerSession
-from mcpgen.runtime.stdio import _HIGH_WATER, StreamTransport
-from mcpgen.runtime.transport import Transport, memory_pair
+from mcpgen.runtime.jsonrpc.transport import Transport, memory_pair
+from mcpgen.runtime.server.session import ServerSession
+from mcpgen.runtime.transports.stdio import _HIGH_WATER, StreamTransport
 
 pytestmark = pytest.mark.anyio
 

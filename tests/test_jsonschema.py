@@ -1,4 +1,4 @@
-"""mcpgen.runtime.jsonschema: JSON Schema validation through jsonschema-rs.
+"""mcpgen.runtime.shared.jsonschema: JSON Schema validation through jsonschema-rs.
 
 The official test suite runs in tests/test_jsonschema_suite.py; here are the project's
 own cases (MCP-shaped schemas, each verdict also checked against the ``jsonschema``
@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgen.runtime import jsonschema as module
-from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema, errors, validate
+from mcpgen.runtime.shared import jsonschema as module
+from mcpgen.runtime.shared.jsonschema import SchemaValidationError, compile_schema, errors, validate
 
 DRAFT4 = "http://json-schema.org/draft-04/schema#"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"

@@ -1,4 +1,4 @@
-"""The official JSON-Schema-Test-Suite, run through mcpgen.runtime.jsonschema.
+"""The official JSON-Schema-Test-Suite, run through mcpgen.runtime.shared.jsonschema.
 
 Every test case of ``tests/draft2020-12/`` and ``tests/draft7/``, including their
 ``optional/`` parts (``optional/format/`` with format assertion on), is one test here,
@@ -28,7 +28,7 @@ import pytest
 import referencing
 import referencing.jsonschema
 
-from mcpgen.runtime.jsonschema import SchemaValidationError, compile_schema
+from mcpgen.runtime.shared.jsonschema import SchemaValidationError, compile_schema
 from tests.conftest import SHARED, shared_params, shared_path
 
 SUITE = SHARED / "json-schema-test-suite"

@@ -1,4 +1,4 @@
-"""mcpgen.runtime.params_merge: one struct that refuses what either revision's params type
+"""mcpgen.runtime.server.params_merge: one struct that refuses what either revision's params type
 refuses and accepts what both accept, as an instance of the handshake type; and the
 stateless era reading the params of its core methods once with it."""
 
@@ -14,8 +14,8 @@ from msgspec import UNSET, UnsetType, field
 from mcpgen import Server
 from mcpgen.protocol import v2025_11_25 as old_pkg
 from mcpgen.protocol import v2026_07_28 as new_pkg
-from mcpgen.runtime.framing import decode_envelope
-from mcpgen.runtime.params_merge import decoder, merged_params
+from mcpgen.runtime.jsonrpc.framing import decode_envelope
+from mcpgen.runtime.server.params_merge import decoder, merged_params
 
 
 class Base(msgspec.Struct, kw_only=True):

@@ -1,4 +1,4 @@
-"""The Redis-backed stores (mcpgen.runtime.redis_store) against a real redis-server.
+"""The Redis-backed stores (mcpgen.runtime.stores.redis_store) against a real redis-server.
 
 The event store and the task store each pass the same contract tests as their in-memory
 counterparts (parametrized over both). Then two apps in this process, each under its own
@@ -22,9 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpgen.runtime.event_store import EventStore, MemoryEventStore, SharedEventStore
-from mcpgen.runtime.redis_store import RedisStore
-from mcpgen.runtime.task_store import MemoryTaskStore, TaskStore
+from mcpgen.runtime.stores.event_store import EventStore, MemoryEventStore, SharedEventStore
+from mcpgen.runtime.stores.redis_store import RedisStore
+from mcpgen.runtime.stores.task_store import MemoryTaskStore, TaskStore
 from tests.conftest import ROOT
 from tests.redis_server import RedisServer, redis_server
 from tests.servers.redis_peer import make_app

@@ -45,12 +45,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from mcpgen import Client
-from mcpgen.runtime.auth import ClientInfo, OAuthClient
-from mcpgen.runtime.context import Context
-from mcpgen.runtime.dpop_verify import token_hash
-from mcpgen.runtime.resource_auth import BearerAuth
-from mcpgen.runtime.server import Server
-from mcpgen.runtime.token_verify import IntrospectionVerifier, JwtVerifier
+from mcpgen.runtime.auth.bearer import BearerAuth
+from mcpgen.runtime.auth.dpop_verify import token_hash
+from mcpgen.runtime.auth.oauth import ClientInfo, OAuthClient
+from mcpgen.runtime.auth.token_verify import IntrospectionVerifier, JwtVerifier
+from mcpgen.runtime.server.context import Context
+from mcpgen.runtime.server.server import Server
 from tests.authserver import AuthServer
 from tests.http_server import free_port, serving_in_thread
 

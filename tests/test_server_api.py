@@ -20,10 +20,10 @@ from mcpgen.generated import (
     TextContent,
     ToolAnnotations,
 )
-from mcpgen.runtime.client_session import UnsupportedVersion
+from mcpgen.runtime.client.session import UnsupportedVersion
 from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
-from mcpgen.runtime.server_session import ServerSession
-from mcpgen.runtime.transport import memory_pair
+from mcpgen.runtime.jsonrpc.transport import memory_pair
+from mcpgen.runtime.server.session import ServerSession
 
 pytestmark = pytest.mark.anyio
 

@@ -1,5 +1,5 @@
 """The session engine checks each outgoing request against the declared capabilities; the
-verdicts it keeps (mcpgen/runtime/session.py, _check_outgoing) hold only for the very
+verdicts it keeps (mcpgen/runtime/jsonrpc/session.py, _check_outgoing) hold only for the very
 capability objects they were made with."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from mcpgen import Client, Server
-from mcpgen.runtime.capabilities import Declared
 from mcpgen.runtime.errors import CapabilityError
+from mcpgen.runtime.jsonrpc.capabilities import Declared
 
 pytestmark = pytest.mark.anyio
 

@@ -1,5 +1,5 @@
 """Request timeouts of the session engine: one timer per session sweeps the deadlines of
-all its requests (mcpgen/runtime/session.py); each request must still time out at its own
+all its requests (mcpgen/runtime/jsonrpc/session.py); each request must still time out at its own
 deadline, whatever the other requests' timeouts and however they end."""
 
 from __future__ import annotations

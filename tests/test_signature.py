@@ -1,4 +1,4 @@
-"""mcpgen.runtime.signature: callables -> MCP schemas and argument decoders."""
+"""mcpgen.runtime.server.signature: callables -> MCP schemas and argument decoders."""
 
 import dataclasses
 import datetime
@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Optional, TypedDict
 import msgspec
 import pytest
 
-from mcpgen.runtime.signature import ArgumentError, Signature, signature_of
+from mcpgen.runtime.server.signature import ArgumentError, Signature, signature_of
 
 try:  # a cross-check only; the structural checks below stand on their own
     import jsonschema

@@ -22,10 +22,10 @@ from mcpgen.generated import (
     ReadResourceRequestParams,
     ReadResourceResult,
 )
-from mcpgen.runtime.client_skills import SkillEntry, SkillVerificationError
+from mcpgen.runtime.client.skills import SkillEntry, SkillVerificationError
 from mcpgen.runtime.errors import McpError, ResourceNotFound
-from mcpgen.runtime.skill_format import EXTENSION, digest
-from mcpgen.runtime.skills import SkillSet
+from mcpgen.runtime.server.skills import SkillSet
+from mcpgen.runtime.shared.skill_format import EXTENSION, digest
 from tests.http_server import free_port, running
 
 pytestmark = pytest.mark.anyio

@@ -15,11 +15,11 @@ import httpx
 import pytest
 
 from mcpgen import Context, Server
-from mcpgen.runtime.caching import CacheHint
 from mcpgen.runtime.errors import McpError
-from mcpgen.runtime.headers import annotated_params, decode_value, encode_value
-from mcpgen.runtime.input_required import StateSealer
-from mcpgen.runtime.transport import memory_pair
+from mcpgen.runtime.jsonrpc.transport import memory_pair
+from mcpgen.runtime.server.caching import CacheHint
+from mcpgen.runtime.server.input_required import StateSealer
+from mcpgen.runtime.shared.headers import annotated_params, decode_value, encode_value
 from tests.era import CAPABILITIES, MODERN
 from tests.http_server import demo_http
 from tests.wire import RawPeer

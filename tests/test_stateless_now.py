@@ -17,8 +17,8 @@ import httpx
 import msgspec
 
 from mcpgen.generated import CallToolRequestParams, CallToolResult
-from mcpgen.runtime.framing import decode_envelope
-from mcpgen.runtime.transport import memory_pair
+from mcpgen.runtime.jsonrpc.framing import decode_envelope
+from mcpgen.runtime.jsonrpc.transport import memory_pair
 from tests.era import CAPABILITIES, MODERN
 from tests.http_server import free_port, running
 from tests.wire import RawPeer

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from mcpgen import Context, Server
-from mcpgen.runtime.framing import decode_envelope
-from mcpgen.runtime.stateless import StatelessServer, _Plan
+from mcpgen.runtime.jsonrpc.framing import decode_envelope
+from mcpgen.runtime.server.stateless import StatelessServer, _Plan
 
 VERSION = "2026-07-28"
 META = {

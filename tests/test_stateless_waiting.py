@@ -12,7 +12,7 @@ import pytest
 
 from mcpgen import Client, Server
 from mcpgen.generated import TextContent
-from mcpgen.runtime.transport import memory_pair
+from mcpgen.runtime.jsonrpc.transport import memory_pair
 
 pytestmark = pytest.mark.anyio
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}

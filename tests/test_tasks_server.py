@@ -24,9 +24,9 @@ import pytest
 import uvicorn
 
 from mcpgen import Server
-from mcpgen.runtime.auth_info import AuthInfo, current_auth
-from mcpgen.runtime.task_store import MemoryTaskStore, TaskRecord, TaskStore, encode_record
-from mcpgen.runtime.tasks import principal
+from mcpgen.runtime.auth.info import AuthInfo, current_auth
+from mcpgen.runtime.server.tasks import principal
+from mcpgen.runtime.stores.task_store import MemoryTaskStore, TaskRecord, TaskStore, encode_record
 from tests.http_server import free_port
 from tests.servers.tasks_server import build
 from tests.wire import RawPeer

@@ -20,7 +20,7 @@ import pytest
 from joserfc import jws
 from joserfc.jwk import ECKey
 
-from mcpgen.runtime.dpop import DPoP
+from mcpgen.runtime.auth.dpop import DPoP
 from mcpgen.testing.authserver import AuthServer
 
 REDIRECT = "http://127.0.0.1:9/callback"  # never visited: the code is read off the redirect

@@ -14,7 +14,6 @@ from typing import Any
 
 import jinja2
 
-from mcpgen import __version__
 from mcpgen.codegen import naming, render_wire
 from mcpgen.codegen.ir import (
     AliasDef,
@@ -33,6 +32,7 @@ from mcpgen.codegen.ir import (
     UnionDef,
     UnionOf,
 )
+from mcpgen.version import __version__
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Output file -> template. Every file of a generated package comes from one template.

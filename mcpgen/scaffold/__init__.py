@@ -36,7 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import quote, unquote
 
-from mcpgen import __version__
+from mcpgen.version import __version__
 
 __all__ = [
     "DEFAULT_PORT",

@@ -159,7 +159,7 @@ def add_tool(name: str) -> str:
 @server.tool()
 async def poll(ctx: Context) -> str:
     """Closes its HTTP stream at once and answers later (the client must resume)."""
-    from mcpgen.runtime.http_server import close_current_stream
+    from mcpgen.runtime.server.http_server import close_current_stream
 
     await close_current_stream()
     await asyncio.sleep(0.3)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 from mcpgen import Server
-from mcpgen.runtime.caching import CacheHint
+from mcpgen.runtime.server.caching import CacheHint
 
 server = Server("headers", "1.0", list_cache={"tools/list": CacheHint(ttl_ms=60_000)})
 

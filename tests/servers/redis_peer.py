@@ -19,8 +19,8 @@ import os
 from typing import Any
 
 from mcpgen import Context, Server
-from mcpgen.runtime.http_server import McpHttpApp
-from mcpgen.runtime.redis_store import RedisStore
+from mcpgen.runtime.server.http_server import McpHttpApp
+from mcpgen.runtime.stores.redis_store import RedisStore
 
 GO_FORM = {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}
 

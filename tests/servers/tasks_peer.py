@@ -15,7 +15,7 @@ import msgspec
 from mcpgen import Context, Server
 from mcpgen.generated import TextContent, ToolExecution
 from mcpgen.runtime.errors import McpError
-from mcpgen.runtime.server import ToolError
+from mcpgen.runtime.server.server import ToolError
 
 TASKS = "io.modelcontextprotocol/tasks"
 server = Server("tasks-peer", "1.0.0", instructions="Tools that run as tasks.")

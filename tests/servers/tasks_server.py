@@ -10,7 +10,7 @@ from typing import Any
 
 from mcpgen import Context, Server
 from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
-from mcpgen.runtime.server import ToolError
+from mcpgen.runtime.server.server import ToolError
 
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 YES_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}

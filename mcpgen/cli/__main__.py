@@ -1,0 +1,5 @@
+"""``python -m mcpgen.cli``: the ``mcpgen`` command."""
+
+from mcpgen.cli.app import main
+
+main()

@@ -1,0 +1,575 @@
+"""The ``mcpgen`` command line.
+
+Exit codes (also in ``mcpgen --help``): 0 success; 1 a check failed (``generate --check``)
+or the tool called reported an error (``call``); 2 bad usage or input, or a server that
+could not be reached, went away or answered with an error. Errors print as one line;
+``--debug`` (before or after the command) shows the traceback. A closed stdout (``| head``)
+ends the command quietly.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from mcpgen import schema as shipped
+from mcpgen.version import __version__
+
+EXIT_CODES = """Exit codes:
+0  success
+1  generate --check found stale files; call: the tool reported an error
+2  bad usage or input; call: server unreachable, exited, or answered an error"""
+
+app = typer.Typer(
+    name="mcpgen",
+    help="Typed, fast Python bindings for the Model Context Protocol, generated from its schema.",
+    epilog=EXIT_CODES.replace("\n", "\n\n"),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class _Output(Console):
+    def on_broken_pipe(self) -> None:
+        # rich would exit 1; a reader that stopped reading (`| head`) is no error.
+        _stdout_closed()
+
+
+# soft_wrap: a message stays one line however narrow the terminal.
+err = Console(stderr=True, soft_wrap=True)
+out = _Output(soft_wrap=True)
+F = TypeVar("F", bound=Callable[..., Any])
+_state = {"debug": False}
+
+
+def _reflow(doc: str) -> str:
+    """A docstring as typer's rich help should get it: that keeps every line break in the
+    paragraphs after the first, so prose paragraphs are joined into one line each (the
+    terminal's width decides where they wrap); a paragraph opening with a heading that
+    ends in ':' (examples, exit codes) keeps its lines as written."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(
+        p if p.splitlines()[0].rstrip().endswith(":") else " ".join(p.split()) for p in paragraphs if p.strip()
+    )
+
+
+def command(fn: F) -> F:
+    """Register ``fn`` as a command, with its docstring reflowed (see :func:`_reflow`)."""
+    decorated: F = app.command(help=_reflow(fn.__doc__ or ""))(fn)
+    return decorated
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def step(label: str) -> Iterator[None]:
+    """Show a spinner for a step (visible on a terminal) and its time when it was slow."""
+    started = time.perf_counter()
+    with err.status(f"{label}…"):
+        yield
+    took = time.perf_counter() - started
+    if took >= 1.0:
+        err.print(f"{label}: {took:.1f} s", style="dim")
+
+
+def _stdout_closed() -> NoReturn:
+    """The reader of our output went away (``mcpgen call ... | head``): not an error. Point
+    stdout at /dev/null so that the flush at exit does not complain, and exit 0."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise typer.Exit(0)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn expected failures into one line and exit code 2 (tracebacks with --debug)."""
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except BrokenPipeError:
+        _stdout_closed()
+    except Exception as exc:
+        if _state["debug"]:
+            raise
+        from mcpgen.codegen.loader import SchemaError
+
+        if isinstance(exc, (SchemaError, KeyError, OSError)):
+            fail(str(exc).strip("'\""))
+        fail(f"{type(exc).__name__}: {exc}")
+
+
+def _codegen() -> Any:
+    try:
+        from mcpgen.codegen import generate as gen
+    except ModuleNotFoundError as exc:
+        fail(f"the generator needs the codegen extra ({exc.name} is missing): pip install 'mcpgen[codegen]'")
+    return gen
+
+
+def _set_debug(value: bool) -> None:
+    if value:
+        _state["debug"] = True
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"mcpgen {__version__}", highlight=False)
+        raise typer.Exit(0)
+
+
+# Every command takes --debug too, so it works after the command's name as well.
+Debug = Annotated[
+    bool, typer.Option("--debug", help="Show tracebacks on errors.", callback=_set_debug, expose_value=False)
+]
+
+
+@app.callback()
+def main_options(
+    debug: Debug = False,
+    version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True)
+    ] = False,
+) -> None:
+    pass
+
+
+@command
+def generate(
+    schema: Annotated[
+        str | None,
+        typer.Option(
+            "--schema",
+            "-s",
+            help="A shipped revision (see `mcpgen revisions`), a path, or an http(s) URL. Default with --out: "
+            + shipped.DEFAULT_REVISION,
+        ),
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Package directory to write. Without it: mcpgen's own bindings, all of them."),
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Write nothing; exit 1 with a diff if the package is stale.")
+    ] = False,
+    revision: Annotated[
+        str | None, typer.Option("--revision", help="Revision name, when the path or URL does not contain it.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also list informational notes.")] = False,
+    debug: Debug = False,
+) -> None:
+    """Generate typed bindings from a schema.
+
+    Writes msgspec structs, a codec, the method table and stubs.
+
+    Examples:
+      mcpgen generate               # refresh mcpgen's own bindings (every era)
+      mcpgen generate --schema 2025-06-18 --out mypkg/mcp
+      mcpgen generate --schema ./schema.json --out mypkg/mcp --check
+    """
+    gen = _codegen()
+    if out_dir is None:
+        if schema is not None or revision is not None:
+            fail("--schema and --revision go with --out; `mcpgen generate` alone refreshes mcpgen's own bindings")
+        with user_errors():
+            _generate_committed(check, verbose)
+        return
+    spec = schema or shipped.DEFAULT_REVISION
+    command = " ".join(
+        ["mcpgen generate", f"--schema {spec}", f"--out {out_dir}"] + ([f"--revision {revision}"] if revision else [])
+    )
+    with user_errors():
+        with step(f"generating from {spec}"):
+            generation = gen.generate(spec, revision, command=command)
+        model = generation.model
+        _print_reports(model, verbose)
+        if check:
+            stale = gen.stale_files(generation, out_dir)
+            if stale:
+                for diff in stale.values():
+                    sys.stdout.write(diff)
+                fail(f"{len(stale)} file(s) in {out_dir} differ from a fresh generation; run `{command}`", 1)
+            out.print(f"{out_dir}: up to date with {model.revision} ({model.sha256[:12]})", highlight=False)
+            return
+        with step(f"writing {out_dir}"):
+            gen.write(generation, out_dir)
+        out.print(
+            f"wrote {out_dir}: {len(model.types)} types, {len(model.methods)} methods, "
+            f"revision {model.revision} ({model.sha256[:12]})",
+            highlight=False,
+        )
+
+
+def _print_reports(model: Any, verbose: bool) -> None:
+    for report in model.reports:
+        if report.level == "warning":
+            err.print(f"[yellow]warning:[/] {report.message}", highlight=False)
+        elif verbose:
+            err.print(f"[dim]note: {report.message}[/]", highlight=False)
+
+
+def _generate_committed(check: bool, verbose: bool) -> None:
+    """Every committed bindings package and the availability table (mcpgen's own)."""
+    from mcpgen.codegen import committed as own
+
+    with step("generating mcpgen's own bindings"):
+        fresh = own.generate_committed()
+    for generation in fresh.packages.values():
+        _print_reports(generation.model, verbose)
+    if check:
+        stale = own.stale(fresh)
+        if stale:
+            for diff in stale.values():
+                sys.stdout.write(diff)
+            fail(f"{len(stale)} generated file(s) differ from a fresh generation; run `{own.COMMAND}`", 1)
+        out.print(f"{own.PROTOCOL_DIR}: up to date", highlight=False)
+        return
+    own.write_committed(fresh)
+    for directory, generation in fresh.packages.items():
+        model = generation.model
+        out.print(
+            f"wrote {directory}: {len(model.types)} types, {len(model.methods)} methods, "
+            f"revision {model.revision} ({model.sha256[:12]})",
+            highlight=False,
+        )
+
+
+@command
+def revisions(debug: Debug = False) -> None:
+    """List the schema revisions mcpgen ships.
+
+    Example:
+      mcpgen revisions
+    """
+    import hashlib
+    import json
+
+    table = Table("revision", "dialect", "definitions", "sha256", "")
+    for rev in shipped.revisions():
+        raw = shipped.path_for(rev).read_bytes()
+        doc = json.loads(raw)
+        key = "$defs" if "$defs" in doc else "definitions"
+        table.add_row(
+            rev,
+            "2020-12" if key == "$defs" else "draft-07",
+            str(len(doc[key])),
+            hashlib.sha256(raw).hexdigest()[:16],
+            "default" if rev == shipped.DEFAULT_REVISION else "",
+        )
+    with user_errors():
+        out.print(table)
+
+
+@command
+def new(
+    name: Annotated[
+        str, typer.Argument(help="The project's name: a Python package name (hyphens become underscores).")
+    ],
+    directory: Annotated[Path | None, typer.Option("--dir", "-d", help="Where to create it. Default: ./NAME.")] = None,
+    transport: Annotated[str, typer.Option(help="stdio, or http (Streamable HTTP on 127.0.0.1).")] = "stdio",
+    force: Annotated[bool, typer.Option("--force", help="Write into a directory that is not empty.")] = False,
+    auth: Annotated[
+        bool,
+        typer.Option(
+            "--auth",
+            help="Protect it with OAuth (implies --transport http): tokens from any OIDC issuer, "
+            "tests against a test authorization server.",
+        ),
+    ] = False,
+    debug: Debug = False,
+) -> None:
+    """Create a complete MCP server project.
+
+    The project has a server showing a tool with structured output, a resource, a
+    resource template, a prompt and a completion; its tests; a README with run and test
+    commands; host configuration for Claude Desktop and VS Code.
+
+    Examples:
+      mcpgen new weather
+      mcpgen new weather-tools --dir ~/src/weather --transport http
+      mcpgen new notes --auth
+    """
+    from mcpgen.scaffold import ScaffoldError, create_project, validate_name
+
+    if auth:
+        transport = "http"
+    if transport not in ("stdio", "http"):
+        fail(f"--transport is stdio or http, not {transport!r}")
+    try:
+        validate_name(name)
+        target = directory or Path(name)
+        written = create_project(
+            name,
+            target,
+            transport=transport,  # type: ignore[arg-type]
+            force=force,
+            mcpgen_requirement=_mcpgen_requirement(target),
+            auth=auth,
+        )
+    except ScaffoldError as exc:
+        fail(str(exc))
+    out.print(f"created {target} ({len(written)} files). Next:", highlight=False)
+    out.print(
+        f"  cd {target} && python -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && pytest",
+        highlight=False,
+        markup=False,
+    )
+
+
+def _mcpgen_requirement(target: Path) -> str:
+    """How a new project should depend on mcpgen: on the checkout mcpgen runs from (it is not
+    on an index) by its path relative to the project, so the project installs on another
+    machine too; else on this version or newer."""
+    from mcpgen.scaffold import mcpgen_checkout, mcpgen_requirement
+
+    return mcpgen_requirement(target, mcpgen_checkout())
+
+
+@command
+def diff(
+    old: Annotated[str, typer.Argument(help="The older revision: a shipped name, a path or a URL.")],
+    new: Annotated[str, typer.Argument(help="The newer revision: a shipped name, a path or a URL.")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the changes as JSON.")] = False,
+    debug: Debug = False,
+) -> None:
+    """Show what changed between two schema revisions.
+
+    Lists changed definitions, fields, methods, capabilities, enum values and unions.
+
+    Examples:
+      mcpgen diff 2025-06-18 2025-11-25
+      mcpgen diff ./old/schema.json https://host/new/schema.json --json
+    """
+    _codegen()
+    from mcpgen.codegen.build import build_model
+    from mcpgen.codegen.diff import diff_models, render_table
+    from mcpgen.codegen.loader import load_schema
+
+    with user_errors():
+        with step(f"comparing {old} and {new}"):
+            changes = diff_models(build_model(load_schema(old)), build_model(load_schema(new)))
+        if json_output:
+            out.print_json(data=changes.to_json())
+        elif not changes.changes:
+            out.print(f"no changes between {changes.old} and {changes.new}")
+        else:
+            out.print(render_table(changes))
+
+
+@command
+def call(
+    target: Annotated[
+        str, typer.Argument(metavar="TARGET", help="The command that starts a stdio server, or an http(s) URL.")
+    ],
+    action: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[ACTION NAME]", help="Nothing (list everything), tool NAME, read URI or prompt NAME."),
+    ] = None,
+    arg: Annotated[
+        list[str] | None,
+        typer.Option("--arg", "-a", help="key=value, typed by the tool's inputSchema (text for a string parameter)."),
+    ] = None,
+    header: Annotated[list[str] | None, typer.Option("--header", "-H", help="HTTP header `Name: value`.")] = None,
+    transport: Annotated[
+        str,
+        typer.Option(
+            help="auto, stdio, http (Streamable HTTP) or sse (legacy HTTP+SSE). auto: a URL ending in /sse "
+            "is sse; other URLs are tried as http, then as sse."
+        ),
+    ] = "auto",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Hide the stdio server's stderr.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print raw JSON instead of text.")] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for each answer.")] = 30.0,
+    task: Annotated[
+        bool,
+        typer.Option(
+            "--task",
+            help="Let the server run the tool as a task (the tasks extension): its status and progress show "
+            "while it runs, Ctrl-C cancels it.",
+        ),
+    ] = False,
+    era: Annotated[
+        str,
+        typer.Option(
+            help="auto (probe with server/discover, else initialize), handshake, stateless, "
+            "or a protocol version such as 2025-11-25."
+        ),
+    ] = "auto",
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Say which protocol era and version were spoken (stderr).")
+    ] = False,
+    no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--no-auth",
+            help="Never sign in: a server answering 401 is reported as such. (-H 'Authorization: Bearer TOKEN' "
+            "sends a token of your own instead.)",
+        ),
+    ] = False,
+    debug: Debug = False,
+) -> None:
+    """Call any MCP server: list it, or use a tool, resource or prompt.
+
+    Progress and log notifications go to stderr as they arrive, and so does a stdio
+    server's stderr (--quiet hides it). Exit codes: 0 done, 1 the tool reported an
+    error, 2 bad usage, or the server could not be reached, went away or answered
+    with an error.
+
+    A Streamable HTTP server that answers 401 gets you signed in: the OAuth sign-in
+    page opens in your browser (its URL is printed too), and the tokens are kept,
+    per authorization server and readable only by you, in mcpgen's config directory
+    (oauth.json), refreshed when they expire.
+
+    Examples:
+      mcpgen call "python server.py"            # list tools, resources, prompts
+      mcpgen call "python server.py" tool add -a a=1 -a b=2
+      mcpgen call http://127.0.0.1:8000/mcp tool build --task
+      mcpgen call http://127.0.0.1:8000/mcp read config://app --json
+      mcpgen call "npx -y @modelcontextprotocol/server-everything" \\
+          prompt args-prompt -a city=Paris
+    """
+    import asyncio
+
+    from mcpgen.cli.call import CallError, run_call
+
+    with user_errors():
+        try:
+            code = asyncio.run(
+                run_call(
+                    target,
+                    action or [],
+                    arg or [],
+                    header or [],
+                    json_output,
+                    timeout,
+                    out,
+                    err,
+                    transport,
+                    quiet,
+                    task=task,
+                    era=era,
+                    verbose=verbose,
+                    no_auth=no_auth,
+                )
+            )
+        except CallError as exc:
+            fail(str(exc))
+    raise typer.Exit(code)
+
+
+@command
+def run(
+    target: Annotated[
+        str, typer.Argument(metavar="FILE", help="A Python file or module, with :NAME to pick the Server in it.")
+    ],
+    transport: Annotated[str, typer.Option(help="stdio, or http (Streamable HTTP).")] = "stdio",
+    host: Annotated[str, typer.Option(help="http: the address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="http: the port to listen on.")] = 8000,
+    path: Annotated[str, typer.Option(help="http: the endpoint's path.")] = "/mcp",
+    debug: Debug = False,
+) -> None:
+    """Run the MCP server defined in a Python file or module.
+
+    The server is the module-level variable holding an mcpgen.Server; when the
+    module has several, name one: FILE:NAME or package.module:NAME. The module is
+    imported under its own name, so its `if __name__ == "__main__"` block does not run.
+
+    Examples:
+      mcpgen run server.py
+      mcpgen run server.py:weather --transport http --port 8001
+      mcpgen run mypkg.server
+    """
+    from mcpgen.cli.run import LoadError, load_server
+
+    if transport not in ("stdio", "http"):
+        fail(f"--transport is stdio or http, not {transport!r}")
+    with user_errors():
+        try:
+            server = load_server(target, quiet_stdout=transport == "stdio")
+        except LoadError as exc:
+            fail(str(exc))
+        if transport == "http":
+            try:
+                import uvicorn  # noqa: F401
+            except ModuleNotFoundError:
+                fail("the http transport needs the http extra: pip install 'mcpgen[http]'")
+            server.run("http", host=host, port=port, path=path)
+        else:
+            server.run("stdio")
+
+
+@command
+def install(
+    host_app: Annotated[str, typer.Argument(metavar="HOST", help="claude-desktop, vscode or cursor.")],
+    target: Annotated[
+        str, typer.Argument(metavar="FILE", help="The server's Python file or module (FILE:NAME as for `mcpgen run`).")
+    ],
+    name: Annotated[str | None, typer.Option(help="The server's name in the host. Default: the file's name.")] = None,
+    env: Annotated[
+        list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE for the server's environment.")
+    ] = None,
+    config: Annotated[Path | None, typer.Option(help="The config file to write. Default: the host's own.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the new config; write nothing.")] = False,
+    debug: Debug = False,
+) -> None:
+    """Add a server to Claude Desktop, VS Code or Cursor.
+
+    The entry runs `mcpgen run FILE` with this Python, so the host finds mcpgen and the
+    server's dependencies. Other servers in the file are kept; one of the same name is
+    replaced. Files: claude-desktop writes claude_desktop_config.json in Claude's
+    settings folder, vscode writes .vscode/mcp.json in the current folder, cursor
+    writes ~/.cursor/mcp.json.
+
+    Examples:
+      mcpgen install claude-desktop server.py --env API_KEY=secret
+      mcpgen install vscode server.py --name weather --dry-run
+      mcpgen install cursor server.py --config .cursor/mcp.json
+    """
+    from mcpgen.cli.install import HOSTS, InstallError, install_server
+
+    if host_app not in HOSTS:
+        fail(f"HOST is one of {', '.join(HOSTS)}, not {host_app!r}")
+    with user_errors():
+        try:
+            written = install_server(host_app, target, name=name, env=env or [], config=config, dry_run=dry_run)
+        except InstallError as exc:
+            fail(str(exc))
+        if dry_run:
+            sys.stdout.write(written.text)
+        else:
+            verb = "replaced" if written.replaced else "added"
+            out.print(
+                f"{verb} {written.name!r} in {written.path}; restart {written.host_label} to use it",
+                highlight=False,
+                markup=False,
+            )
+
+
+def main() -> None:
+    try:
+        app()
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except BrokenPipeError:  # stdout closed outside a command's own handling
+        try:
+            _stdout_closed()
+        except typer.Exit as exc:
+            raise SystemExit(exc.exit_code) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1352 @@
+"""The friendly server API: decorators, and the handlers both protocol eras call.
+
+    server = Server("demo")
+
+    @server.tool          # or @server.tool(name=..., title=..., ...)
+    def add(a: int, b: int) -> int:
+        "Add two numbers."
+        return a + b
+
+    if __name__ == "__main__":
+        server.run()      # stdio; server.run("http") for Streamable HTTP
+
+One :class:`Server` can serve many sessions at once (each client over stdio, or many over
+HTTP); per-client state (log level, subscriptions) lives in the session.
+
+Where handlers run: ``async def`` ones on the event loop. A plain ``def`` may block, so it
+runs in the server's thread pool (``max_threads`` workers; see
+:mod:`mcpgen.runtime.server.threads`), unless declared ``blocking=False``: it is then called on
+the event loop, and such a tool without a :class:`Context` parameter is even answered on
+the spot, without a task (the fastest path: use it for quick pure-Python work only, since
+while it runs every session of the server waits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import inspect
+import logging
+import os
+import re
+import signal
+import sys
+import typing
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from mcpgen.generated import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolRequestParams,
+    CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
+    CompleteResultCompletion,
+    ContentBlock,
+    EmbeddedResource,
+    GetPromptRequestParams,
+    GetPromptResult,
+    Icon,
+    ImageContent,
+    Implementation,
+    InitializeRequestParams,
+    InitializeResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    MethodSpec,
+    PaginatedRequestParams,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    PromptReference,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    ResourceLink,
+    ResourceTemplate,
+    ServerCapabilities,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+)
+from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
+from mcpgen.runtime.extras import MissingExtra, require
+from mcpgen.runtime.jsonrpc.capabilities import Declared
+from mcpgen.runtime.jsonrpc.session import NOT_NOW, current_request
+from mcpgen.runtime.jsonrpc.transport import Transport
+from mcpgen.runtime.server.caching import CacheHint
+from mcpgen.runtime.server.context import Context
+from mcpgen.runtime.server.input_required import InputRequired
+from mcpgen.runtime.server.listen import ListenHub
+from mcpgen.runtime.server.session import ServerSession
+from mcpgen.runtime.server.signature import ArgumentError, Signature, signature_of
+from mcpgen.runtime.server.threads import DEFAULT_MAX_THREADS, ThreadPool
+from mcpgen.runtime.shared.files import guess_mime, read_file, resolve_within
+from mcpgen.runtime.shared.headers import annotated_params
+from mcpgen.runtime.shared.jsonschema import SchemaValidationError, compile_schema
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.auth.bearer import BearerAuth
+    from mcpgen.runtime.server.http_server import McpHttpApp
+    from mcpgen.runtime.server.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
+    from mcpgen.runtime.server.stateless import StatelessServer
+    from mcpgen.runtime.server.tasks import TaskManager, TaskStart, TaskSupport
+    from mcpgen.runtime.server.uri_template import UriTemplate
+    from mcpgen.runtime.stores.task_store import TaskStore
+
+log = logging.getLogger("mcpgen")
+F = TypeVar("F", bound=Callable[..., Any])
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+# Return types sent as content, not structured output: text, bytes and content blocks.
+_CONTENT_TYPES: tuple[type, ...] = (
+    str,
+    bytes,
+    TextContent,
+    ImageContent,
+    AudioContent,
+    ResourceLink,
+    EmbeddedResource,
+    CallToolResult,
+)
+
+
+class ToolError(Exception):
+    """Raise in a tool to report a failure to the model (``isError: true``) with this text."""
+
+
+# The registry's records are msgspec Structs, not dataclasses: a dataclass costs ~0.4 ms
+# to create (it compiles its methods), paid at import before every server's first answer.
+class _Tool(msgspec.Struct):
+    fn: Callable[..., Any]
+    signature: Signature
+    in_thread: bool  # a plain def not declared blocking=False
+    definition: Tool
+    returns: Any  # the return annotation, for checking structured output
+    check_input: Callable[[Any], None] | None = None  # for a tool given an explicit input schema
+    task: tuple[TaskSupport, TaskStart] | None = None  # tasks extension: support, how the task starts
+    # Answered on the spot (call_tool_now): a plain def declared blocking=False that takes
+    # no Context and is no task. Worked out once, since every such call asks.
+    now: bool = False
+
+    def __post_init__(self) -> None:
+        self.now = not (
+            self.in_thread
+            or self.signature.is_async
+            or self.signature.context_param is not None
+            or self.task is not None  # the tasks extension decides how it runs
+        )
+
+
+class _Resource(msgspec.Struct):
+    fn: Callable[..., Any]
+    signature: Signature
+    in_thread: bool
+    definition: Resource
+    cache: CacheHint | None = None  # for resources/read in the stateless era
+
+
+class _Template(msgspec.Struct):
+    fn: Callable[..., Any]
+    signature: Signature
+    in_thread: bool
+    template: UriTemplate
+    definition: ResourceTemplate
+
+
+class _Prompt(msgspec.Struct):
+    fn: Callable[..., Any]
+    signature: Signature
+    in_thread: bool
+    definition: Prompt
+
+
+Completer = Callable[..., Awaitable[Iterable[str]] | Iterable[str]]
+
+
+class _Completer(msgspec.Struct):
+    fn: Completer
+    in_thread: bool
+
+
+class Server:
+    """An MCP server built from decorated functions.
+
+    It serves both protocol eras from the same handlers (its ``list_tools``,
+    ``call_tool``, ... coroutines, named as in the generated ``ServerHandlers`` stubs but not
+    inheriting any revision's): the handshake era through a session, the stateless era
+    through :attr:`stateless`. A method it has no coroutine for is answered "method not
+    found"; a notification it has none for is ignored."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[Icon] | None = None,
+        page_size: int = 100,
+        request_timeout: float | None = 60.0,
+        handler_timeout: float | None = None,
+        max_concurrency: int = 1024,
+        max_message: int = 16 * 1024 * 1024,
+        max_threads: int = DEFAULT_MAX_THREADS,
+        state_key: bytes | str | None = None,
+        cache: CacheHint | None = None,
+        list_cache: dict[str, CacheHint] | None = None,
+        auth: BearerAuth | None = None,
+        task_store: TaskStore | None = None,
+    ) -> None:
+        """``request_timeout`` bounds our requests to the client (sampling, elicitation);
+        ``handler_timeout`` bounds each handler (-32603 when exceeded; a handler in a
+        worker thread runs on, unheard, see :mod:`mcpgen.runtime.server.threads`); at most
+        ``max_concurrency`` requests of one session run at once, four times as many wait
+        in order, and more are refused (-32000, "server busy");
+        ``max_message`` bytes is the largest frame accepted over stdio; ``max_threads``
+        worker threads, for all sessions together, run the plain ``def`` handlers (calls
+        beyond that wait for a free worker).
+
+        Stateless era (2026-07-28): ``state_key`` seals the ``requestState`` of a request
+        that asks the client for input (default: ``$MCPGEN_STATE_KEY``, else a random key
+        of this process; several workers behind one endpoint need the same key);
+        ``cache`` is the caching hint of every cacheable result (default: ``ttl_ms=0``,
+        ``"private"``), ``list_cache`` overrides it per method (``"tools/list"``,
+        ``"server/discover"``, ...), and a resource may carry its own; ``task_store`` keeps
+        the tasks of task-capable tools (default: in this process; see
+        :mod:`mcpgen.runtime.server.tasks`)."""
+        self.info = Implementation(
+            name=name,
+            version=version,
+            title=title or UNSET,
+            website_url=website_url or UNSET,
+            icons=icons or UNSET,
+        )
+        self.instructions = instructions
+        self.page_size = page_size
+        self.request_timeout = request_timeout
+        self.max_message = max_message
+        self.session_options: dict[str, Any] = {
+            "request_timeout": request_timeout,
+            "handler_timeout": handler_timeout,
+            "max_concurrency": max_concurrency,
+        }
+        self._tools: dict[str, _Tool] = {}
+        self._resources: dict[str, _Resource] = {}
+        self._templates: list[_Template] = []
+        self._prompts: dict[str, _Prompt] = {}
+        self._completers: dict[tuple[str, str, str], _Completer] = {}
+        self.sessions: set[ServerSession] = set()
+        self.threads = ThreadPool(max_threads)
+        self.state_key = state_key if state_key is not None else os.environ.get("MCPGEN_STATE_KEY")
+        self.cache = cache if cache is not None else CacheHint()
+        self.list_cache = dict(list_cache or {})
+        self.listeners = ListenHub(self)
+        self._stateless: StatelessServer | None = None
+        self._declared: Declared | None = None
+        self._tool_headers: dict[str, dict[str, str]] = {}
+        # OAuth (HTTP only; mcpgen.runtime.auth.bearer): the scopes each tool, resource,
+        # prompt or template declares, checked before its handler runs.
+        self._scopes: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._template_scopes: dict[int, tuple[str, ...]] = {}  # id(UriTemplate) -> scopes
+        self.auth = auth
+        if auth is not None:
+            auth.attach(self)
+        self._task_store = task_store
+        self._tasks: TaskManager | None = None
+        # Extensions (SEP-2133): their settings, declared under capabilities.extensions in
+        # both eras, and the requests they add (served in both eras, as the core's are).
+        self.extensions: dict[str, dict[str, Any]] = {}
+        self.extension_methods: dict[str, MethodSpec] = {}
+        self._skills: SkillSet | None = None
+
+    # ------------------------------------------------------------ registration
+
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
+        task: TaskSupport | None = None,
+        task_start: TaskStart = "call",
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
+        task: TaskSupport | None = None,
+        task_start: TaskStart = "call",
+    ) -> F | Callable[[F], F]:
+        """Register a function as a tool (``@server.tool`` or ``@server.tool(...)``). Its
+        parameters' type hints make the input schema; its return annotation, when it is
+        structured data, the output schema. ``input_schema`` replaces the derived schema
+        verbatim (arguments are then checked against it before the type hints convert
+        them). ``blocking=False`` declares a plain ``def`` quick and non-blocking: it runs
+        on the event loop instead of the thread pool (see the module's docstring).
+
+        ``task="optional"`` or ``"required"`` makes it a tasks-extension tool (SEP-2663):
+        a client declaring the extension gets a task handle at once and polls for the
+        result; ``task_start="explicit"`` runs it inside the request until it awaits
+        ``ctx.continue_as_task()`` (see :mod:`mcpgen.runtime.server.tasks`)."""
+        fn, name = _bare(name, "tool", "its name")
+        if task not in (None, "optional", "required") or task_start not in ("call", "explicit"):
+            raise ValueError("task must be 'optional', 'required' or None, task_start 'call' or 'explicit'")
+
+        def register(fn: F) -> F:
+            sig = signature_of(_callable(fn, "tool"), inject_types=(Context,), content_types=_CONTENT_TYPES)
+            check = compile_schema(input_schema) if input_schema is not None else None
+            tool_name = name or sig.name
+            if not TOOL_NAME.fullmatch(tool_name):
+                raise ValueError(f"invalid tool name {tool_name!r}: use 1-128 of A-Z a-z 0-9 _ - .")
+            if tool_name in self._tools:
+                raise ValueError(f"a tool named {tool_name!r} is already registered")
+            definition = Tool(
+                name=tool_name,
+                title=title or UNSET,
+                description=_text(description or sig.description),
+                input_schema=input_schema if input_schema is not None else sig.input_schema,
+                output_schema=sig.output_schema if sig.output_schema is not None else UNSET,
+                annotations=annotations or UNSET,
+                icons=icons or UNSET,
+                meta=meta or UNSET,
+            )
+            self._declare_scopes("tools/call", tool_name, scopes)
+            returns = typing.get_type_hints(fn).get("return") if sig.output_schema is not None else None
+            self._tools[tool_name] = _Tool(
+                fn, sig, _in_thread(sig, blocking), definition, returns, check, (task, task_start) if task else None
+            )
+            self._changed("tools")
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    def remove_tool(self, name: str) -> None:
+        del self._tools[name]
+        self._changed("tools")
+
+    def remove_prompt(self, name: str) -> None:
+        del self._prompts[name]
+        self._changed("prompts")
+
+    def remove_resource(self, uri: str) -> None:
+        del self._resources[uri]
+        self._changed("resources")
+
+    @overload
+    def resource(self, uri: F, /) -> F: ...
+
+    @overload
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        icons: list[Icon] | None = None,
+        blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def resource(
+        self,
+        uri: str | F,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        icons: list[Icon] | None = None,
+        blocking: bool | None = None,
+        cache: CacheHint | None = None,
+        scopes: Iterable[str] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a function that returns the contents of the resource at ``uri``
+        (``str`` for text, ``bytes`` for binary, or resource contents). Bare, as
+        ``@server.resource``, the URI is ``resource://<function name>``. ``blocking``: as
+        for :meth:`tool`; ``cache``: the caching hint of its reads (stateless era)."""
+        fn, given = _bare(uri, "resource", "its URI", optional=False)
+
+        def register(fn: F) -> F:
+            sig = signature_of(_callable(fn, "resource"), inject_types=(Context,))
+            needs = sig.input_schema.get("required", [])
+            if needs:
+                raise TypeError(
+                    f"resource function `{sig.name}` requires {', '.join(needs)}: a resource is read without "
+                    "arguments; for URIs with variables use @server.resource_template"
+                )
+            resource_uri = given if given is not None else f"resource://{sig.name}"
+            definition = Resource(
+                uri=resource_uri,
+                name=name or sig.name,
+                title=title or UNSET,
+                description=_text(description or sig.description),
+                mime_type=mime_type or UNSET,
+                size=size if size is not None else UNSET,
+                icons=icons or UNSET,
+            )
+            self._resources[resource_uri] = _Resource(fn, sig, _in_thread(sig, blocking), definition, cache)
+            self._declare_scopes("resources/read", resource_uri, scopes)
+            self._changed("resources")
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    @overload
+    def resource_template(self, uri_template: F, /) -> F: ...
+
+    @overload
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def resource_template(
+        self,
+        uri_template: str | F,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a function serving every URI that matches an RFC 6570 template; the
+        template's variables are passed as keyword arguments. Bare, as
+        ``@server.resource_template``, the template is ``resource://<function
+        name>/{<parameter>}/...`` over the function's parameters in order. ``blocking``:
+        as for :meth:`tool`."""
+        fn, given = _bare(uri_template, "resource_template", "its URI template", optional=False)
+
+        def register(fn: F) -> F:
+            sig = signature_of(_callable(fn, "resource_template"), inject_types=(Context,))
+            if given is not None:
+                uri_text = given
+            else:
+                variables = list(sig.input_schema.get("properties", {}))
+                if not variables:
+                    raise TypeError(
+                        f"resource template function `{sig.name}` has no parameters to fill "
+                        "from a URI: use @server.resource for a fixed URI"
+                    )
+                uri_text = f"resource://{sig.name}" + "".join(f"/{{{v}}}" for v in variables)
+            template = _uri_template(uri_text)
+            definition = ResourceTemplate(
+                uri_template=uri_text,
+                name=name or sig.name,
+                title=title or UNSET,
+                description=_text(description or sig.description),
+                mime_type=mime_type or UNSET,
+            )
+            self._templates.append(_Template(fn, sig, _in_thread(sig, blocking), template, definition))
+            if scopes:
+                self._template_scopes[id(template)] = tuple(scopes)
+            self._changed("resources")
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    def skills(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        prefix: str = "",
+        directory_read: bool = True,
+        page_size: int | None = None,
+    ) -> None:
+        """Serve the Agent Skills under ``root`` (the skills extension, SEP-2640): each
+        directory holding a ``SKILL.md`` is a skill, listed by ``skills/list``, described
+        by ``skills/get`` (its frontmatter and every file's digest and size), and its
+        files are ``skill://<prefix/><path>`` resources (each SKILL.md also listed by
+        ``resources/list``). ``directory_read`` adds ``resources/directory/read``;
+        ``page_size`` (default: the server's) bounds both listings. What is served follows
+        the files on disk, request by request, and paths that would leave ``root`` are
+        refused as for :meth:`directory`; see :mod:`mcpgen.runtime.server.skills`."""
+        from mcpgen.runtime.server.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
+        from mcpgen.runtime.shared.skill_format import EXTENSION, SCHEME
+
+        if self._skills is not None:
+            raise ValueError("this server already serves a skills directory")
+        require("yaml", "skills", "Serving skills")
+        skill_set = SkillSet(root, prefix=prefix, page_size=page_size or self.page_size)
+        self._skills = skill_set
+        template = _uri_template(SCHEME + (f"{skill_set.prefix}/" if skill_set.prefix else "") + "{+path}")
+
+        def read(path: str) -> Any:  # file I/O: runs in the thread pool
+            full = f"{skill_set.prefix}/{path}" if skill_set.prefix else path
+            uri, data, mime = skill_set.read(full)
+            return to_contents(uri, _text_or_bytes(data), mime)
+
+        definition = ResourceTemplate(uri_template=template.template, name="skills")
+        self._templates.append(_Template(read, signature_of(read), True, template, definition))
+        methods: list[tuple[str, type, bool, str]] = [
+            ("skills/list", ListSkillsParams, False, "list_skills"),
+            ("skills/get", GetSkillParams, True, "get_skill"),
+        ]
+        if directory_read:
+            methods.append(("resources/directory/read", ReadDirectoryParams, True, "read_directory"))
+        for method, params_type, required, handler in methods:
+            self.add_extension_method(
+                MethodSpec(
+                    method, "request", "c2s", params_type, required, dict[str, Any], None, handler, cacheable=True
+                )
+            )
+        self.declare_extension(EXTENSION, {"directoryRead": True} if directory_read else {})
+        self._changed("resources")
+
+    def declare_extension(self, identifier: str, settings: dict[str, Any] | None = None) -> None:
+        """Declare an extension under ``capabilities.extensions`` (its settings inline)."""
+        self.extensions[identifier] = dict(settings or {})
+        self._declared = None
+
+    def add_extension_method(self, spec: MethodSpec) -> None:
+        """Serve a request an extension adds, in both eras: ``spec.handler`` names this
+        server's coroutine for it, ``spec.params_type`` decodes its params."""
+        self.extension_methods[spec.method] = spec
+        if self._stateless is not None:
+            self._stateless.table[spec.method] = spec
+
+    def directory(
+        self, root: str | os.PathLike[str], *, uri_prefix: str = "file:///", name: str = "files", listed: bool = True
+    ) -> None:
+        """Serve the files under ``root`` as resources ``<uri_prefix><relative path>``
+        (a resource template, and each file listed when ``listed``). Paths that would leave
+        ``root`` (``..``, absolute, symlinks pointing out) are answered "not found"."""
+        base = Path(root).resolve()
+        template = _uri_template(uri_prefix + "{+path}")
+
+        def read(path: str) -> Any:  # file I/O: runs in the thread pool
+            found = resolve_within(base, path, uri_prefix + path)
+            contents = to_contents(uri_prefix + path, read_file(found), guess_mime(found))
+            return contents
+
+        definition = ResourceTemplate(uri_template=template.template, name=name)
+        self._templates.append(_Template(read, signature_of(read), True, template, definition))
+        if listed:
+            for file in sorted(p for p in base.rglob("*") if p.is_file()):
+                relative = file.relative_to(base).as_posix()
+                uri = uri_prefix + relative
+                reader = _reader(base, relative, uri)
+                self._resources[uri] = _Resource(
+                    reader,
+                    signature_of(reader),
+                    True,
+                    Resource(uri=uri, name=relative, mime_type=guess_mime(file)),
+                )
+        self._changed("resources")
+
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        blocking: bool | None = None,
+        scopes: Iterable[str] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register a prompt (``@server.prompt`` or ``@server.prompt(...)``): a function
+        of string arguments returning text, messages or a ``GetPromptResult``.
+        ``blocking``: as for :meth:`tool`."""
+        fn, name = _bare(name, "prompt", "its name")
+
+        def register(fn: F) -> F:
+            sig = signature_of(_callable(fn, "prompt"), inject_types=(Context,))
+            props = sig.input_schema.get("properties", {})
+            required = set(sig.input_schema.get("required", []))
+            arguments = [
+                PromptArgument(
+                    name=arg,
+                    description=_text(spec.get("description")),
+                    required=arg in required,
+                )
+                for arg, spec in props.items()
+            ]
+            prompt_name = name or sig.name
+            definition = Prompt(
+                name=prompt_name,
+                title=title or UNSET,
+                description=_text(description or sig.description),
+                arguments=arguments or UNSET,
+                icons=icons or UNSET,
+            )
+            self._prompts[prompt_name] = _Prompt(fn, sig, _in_thread(sig, blocking), definition)
+            self._declare_scopes("prompts/get", prompt_name, scopes)
+            self._changed("prompts")
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    def completion(
+        self,
+        *,
+        argument: str,
+        prompt: str | None = None,
+        template: str | None = None,
+        blocking: bool | None = None,
+    ) -> Callable[[F], F]:
+        """Register the completer of a prompt's or resource template's argument:
+        ``fn(value: str, arguments: dict[str, str]) -> list[str]`` (sync or async).
+        It has no bare form: which argument it completes must be said
+        (``@server.completion(argument="city", prompt="weather")``). ``blocking``: as for
+        :meth:`tool`."""
+        if not isinstance(argument, str):
+            raise TypeError(
+                f"@server.completion: argument= is the argument's name (a str), not {type(argument).__name__}"
+            )
+        for given in (prompt, template):
+            if given is not None and not isinstance(given, str):
+                raise TypeError(f"@server.completion: prompt= and template= are strings, not {type(given).__name__}")
+        if (prompt is None) == (template is None):
+            raise ValueError("give exactly one of prompt= or template=")
+        key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", template, argument)
+
+        def register(fn: F) -> F:
+            _callable(fn, "completion")
+            # B004: __call__ is read to see whether an instance's call is async, not to test callability.
+            is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
+            if is_async and blocking:
+                raise TypeError(_ASYNC_BLOCKING.format(name=getattr(fn, "__name__", "completer")))
+            self._completers[key] = _Completer(fn, not is_async and blocking is not False)  # type: ignore[index]
+            return fn
+
+        return register
+
+    # ------------------------------------------------------------ change notifications
+
+    def _changed(self, feature: str) -> None:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            self._announce(feature)
+            return
+        # Off the event loop: a handler in a worker thread registered something (its
+        # sessions are told on its event loop), or the application did before serving.
+        try:
+            loop = Context.current().loop
+        except RuntimeError:
+            return
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._announce, feature)
+
+    def _announce(self, feature: str) -> None:
+        if feature == "tools":
+            self._tool_headers.clear()
+        self.listeners.list_changed(feature)
+        method = f"notifications/{feature}/list_changed"
+        for session in list(self.sessions):
+            if session.state == "ready" and session.own_caps.has(f"{feature}.listChanged"):
+                session._spawn(session.send_notification(method, {}))  # noqa: SLF001
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every client subscribed to ``uri`` that it changed."""
+        self.listeners.resource_updated(uri)
+        for session in list(self.sessions):
+            if uri in session.subscriptions:
+                await session.send_notification("notifications/resources/updated", {"uri": uri})
+
+    # ------------------------------------------------------------ capabilities
+
+    def capabilities(self) -> ServerCapabilities:
+        declared: dict[str, Any] = {
+            "logging": {},
+            "completions": {},
+            "tools": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+            "prompts": {"listChanged": True},
+        }
+        if not self.extensions:
+            return msgspec.convert(declared, ServerCapabilities)
+        declared["extensions"] = self.extensions
+        return msgspec.convert(declared, _ExtendedCapabilities)
+
+    @property
+    def declared(self) -> Declared:
+        """What :meth:`capabilities` declares, for lookups by path (``tools.listChanged``)."""
+        if self._declared is None:
+            self._declared = Declared(self.capabilities())
+        return self._declared
+
+    def declares(self, path: str) -> bool:
+        return self.declared.has(path)
+
+    # ------------------------------------------------------------ stateless era
+
+    @property
+    def stateless(self) -> StatelessServer:
+        """The server's stateless-era front (made on the first such request: a server that
+        only ever meets handshake-era clients never loads the 2026-07-28 bindings)."""
+        if self._stateless is None:
+            from mcpgen.runtime.server.stateless import StatelessServer
+
+            self._stateless = StatelessServer(self)
+        return self._stateless
+
+    def cache_hint(self, method: str, params: Any = None) -> CacheHint:
+        """The caching hint of a cacheable result: the resource's own for a read, else the
+        method's from ``list_cache``, else the server's default."""
+        if method == "resources/read" and params is not None:
+            resource = self._resources.get(getattr(params, "uri", ""))
+            if resource is not None and resource.cache is not None:
+                return resource.cache
+        return self.list_cache.get(method, self.cache)
+
+    @property
+    def tasks(self) -> TaskManager:
+        """The tasks extension's manager (made on first use, over ``task_store``)."""
+        if self._tasks is None:
+            from mcpgen.runtime.server.tasks import TaskManager
+
+            self._tasks = TaskManager(self, self._task_store)
+        return self._tasks
+
+    async def stop_tasks(self) -> None:
+        """Stop the tasks this process runs (each is recorded ``failed``) and close the task
+        store: the HTTP app does so at shutdown, stdio when its client leaves."""
+        if self._tasks is not None:
+            await self._tasks.aclose()
+
+    @property
+    def offers_tasks(self) -> bool:
+        """Whether any tool is task-capable (then discover declares the tasks extension)."""
+        return any(tool.task is not None for tool in list(self._tools.values()))
+
+    def task_support(self, name: str) -> tuple[TaskSupport, TaskStart] | None:
+        entry = self._tools.get(name)
+        return entry.task if entry is not None else None
+
+    # ------------------------------------------------------------ OAuth scopes
+
+    def _declare_scopes(self, method: str, name: str, scopes: Iterable[str] | None) -> None:
+        if isinstance(scopes, str):
+            raise TypeError(f"scopes= is a list of scope names, not the string {scopes!r}")
+        if scopes:
+            self._scopes[(method, name)] = tuple(scopes)
+        else:
+            self._scopes.pop((method, name), None)
+
+    def required_scopes(self, method: str, name: str) -> tuple[str, ...]:
+        """The scopes a request must carry, beyond the server's own, to call this tool
+        (``tools/call``), get this prompt (``prompts/get``) or read or subscribe to this
+        resource URI (``resources/read``, ``resources/subscribe``): what its decorator
+        declared with ``scopes=``. A URI no fixed resource has needs those of every
+        template matching it."""
+        if method == "resources/subscribe":
+            method = "resources/read"
+        found = self._scopes.get((method, name))
+        if found is not None or method != "resources/read" or name in self._resources or not self._template_scopes:
+            return found or ()
+        needed: list[str] = []
+        for template in list(self._templates):
+            scopes = self._template_scopes.get(id(template.template))
+            if scopes and template.template.match(name) is not None:
+                needed.extend(s for s in scopes if s not in needed)
+        return tuple(needed)
+
+    def declared_scopes(self) -> list[str]:
+        """Every scope a tool, resource, template or prompt declares (for the protected
+        resource metadata's ``scopes_supported``)."""
+        found: dict[str, None] = {}
+        for scopes in [*self._scopes.values(), *self._template_scopes.values()]:
+            found.update(dict.fromkeys(scopes))
+        return list(found)
+
+    def tool_headers(self, name: str) -> dict[str, str]:
+        """The tool's ``x-mcp-header`` annotations: argument -> header name."""
+        found = self._tool_headers.get(name)
+        if found is None:
+            entry = self._tools.get(name)
+            schema = msgspec.to_builtins(entry.definition.input_schema) if entry is not None else {}
+            found = self._tool_headers[name] = annotated_params(schema) or {}
+        return found
+
+    # ------------------------------------------------------------ handlers
+
+    async def initialize(self, params: InitializeRequestParams) -> InitializeResult:
+        return InitializeResult(
+            protocol_version=params.protocol_version,
+            capabilities=self.capabilities(),
+            server_info=self.info,
+            instructions=self.instructions or UNSET,
+        )
+
+    # The list_* handlers copy with list() first: one step a handler registering from a
+    # worker thread cannot interleave with.
+    async def list_tools(self, params: PaginatedRequestParams) -> ListToolsResult:
+        page, cursor = self._page([t.definition for t in list(self._tools.values())], params.cursor)
+        return ListToolsResult(tools=page, next_cursor=cursor)
+
+    async def call_tool(self, params: CallToolRequestParams) -> CallToolResult:
+        started = self._tool_call(params)
+        if isinstance(started, CallToolResult):
+            return started  # the arguments were refused
+        entry, kwargs = started
+        try:
+            value = await self._invoke(
+                entry.fn, entry.signature, entry.in_thread, kwargs, f"tool {entry.definition.name}"
+            )
+        except Exception as exc:
+            return self._tool_failed(entry, exc)
+        return self._tool_result(entry, value)
+
+    def call_tool_now(self, params: CallToolRequestParams) -> CallToolResult:
+        """``call_tool`` for a tool declared ``blocking=False``, without awaiting anything
+        (the session serves these on the spot); :data:`NOT_NOW` for any other tool (async,
+        run in the thread pool) and for one that takes a :class:`Context` (its
+        cancellation state belongs to a task of its own)."""
+        entry = self._tools.get(params.name)
+        if entry is not None and not entry.now:
+            return NOT_NOW  # type: ignore[no-any-return]
+        started = self._tool_call(params, entry)
+        if isinstance(started, CallToolResult):
+            return started
+        found, kwargs = started
+        try:
+            value = found.fn(**kwargs)
+        except Exception as exc:
+            return self._tool_failed(found, exc)
+        return self._tool_result(found, value)
+
+    def immediate_handler(self, name: str) -> Callable[[Any], Any] | None:
+        """The synchronous handlers the session may call without a task (none for a
+        subclass that overrides ``call_tool``: its override must see every call)."""
+        if name == "call_tool" and type(self).call_tool is Server.call_tool:
+            return self.call_tool_now
+        return None
+
+    def _tool_call(
+        self, params: CallToolRequestParams, entry: _Tool | None = None
+    ) -> tuple[_Tool, dict[str, Any]] | CallToolResult:
+        """The tool and its decoded arguments, or the error result refusing them (``entry``:
+        the tool, when the caller has just looked it up)."""
+        if entry is None:
+            entry = self._tools.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        arguments = params.arguments if params.arguments is not UNSET else None
+        try:
+            if entry.check_input is not None:
+                entry.check_input(arguments or {})
+            return entry, entry.signature.decode_arguments(arguments)
+        except (ArgumentError, SchemaValidationError) as exc:
+            return _tool_error(f"Invalid arguments for {params.name}: {exc}")
+
+    def _tool_failed(self, entry: _Tool, exc: Exception) -> CallToolResult:
+        name = entry.definition.name
+        if isinstance(exc, InputRequired):
+            raise exc  # the tool asked the client a question: the request answers with it
+        if isinstance(exc, (ToolError, CapabilityError)):
+            # A tool that needs sampling from a client without it failed, the call did not.
+            return _tool_error(exc.message if isinstance(exc, McpError) else str(exc))
+        if isinstance(exc, McpError):
+            raise exc
+        # The message may hold paths or secrets: it goes to the log, not to the peer.
+        log.error("mcpgen: tool %s failed", name, exc_info=exc)
+        return _tool_error(f"Tool {name} failed with an internal error ({type(exc).__name__})")
+
+    def _tool_result(self, entry: _Tool, value: Any) -> CallToolResult:
+        if isinstance(value, CallToolResult):
+            return value
+        if entry.signature.output_schema is None:
+            if isinstance(value, dict):  # structured data without a declared schema
+                return CallToolResult(
+                    content=[TextContent(text=msgspec.json.encode(value).decode())],
+                    structured_content=msgspec.to_builtins(value),
+                )
+            return CallToolResult(content=to_content(value))
+        try:
+            if entry.returns is not None:
+                value = msgspec.convert(msgspec.to_builtins(value), entry.returns)
+        except msgspec.ValidationError as exc:
+            log.error(
+                "mcpgen: tool %s returned data that does not match its output schema: %s", entry.definition.name, exc
+            )
+            return _tool_error(f"Tool {entry.definition.name} returned invalid output: {exc}")
+        data = msgspec.to_builtins(value)
+        structured = {"result": data} if entry.signature.wrap_result else data
+        text = msgspec.json.encode(structured).decode()
+        return CallToolResult(content=[TextContent(text=text)], structured_content=structured)
+
+    async def list_resources(self, params: PaginatedRequestParams) -> ListResourcesResult:
+        listed = [r.definition for r in list(self._resources.values())]
+        if self._skills is not None:  # each SKILL.md, as the files are now
+            found = await self.threads.run(self._skills.resources, {}, Context.current(), "skills")
+            listed += msgspec.convert(found, list[Resource])
+        page, cursor = self._page(listed, params.cursor)
+        return ListResourcesResult(resources=page, next_cursor=cursor)
+
+    async def list_resource_templates(self, params: PaginatedRequestParams) -> ListResourceTemplatesResult:
+        page, cursor = self._page([t.definition for t in list(self._templates)], params.cursor)
+        return ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
+
+    async def read_resource(self, params: ReadResourceRequestParams) -> ReadResourceResult:
+        uri = params.uri
+        resource = self._resources.get(uri)
+        if resource is not None:
+            value = await self._invoke(resource.fn, resource.signature, resource.in_thread, {}, f"resource {uri}")
+            _check_resource_value(uri, resource.signature, value)
+            return ReadResourceResult(contents=to_contents(uri, value, resource.definition.mime_type))
+        for template in self._templates:
+            values = template.template.match(uri)
+            if values is None:
+                continue
+            try:
+                kwargs = template.signature.decode_arguments(values)
+            except ArgumentError:
+                continue
+            value = await self._invoke(template.fn, template.signature, template.in_thread, kwargs, f"resource {uri}")
+            _check_resource_value(uri, template.signature, value)
+            return ReadResourceResult(contents=to_contents(uri, value, template.definition.mime_type))
+        raise ResourceNotFound(uri)
+
+    async def subscribe(self, params: SubscribeRequestParams) -> dict[str, Any]:
+        self._current_session().subscriptions.add(params.uri)
+        return {}
+
+    async def unsubscribe(self, params: UnsubscribeRequestParams) -> dict[str, Any]:
+        self._current_session().subscriptions.discard(params.uri)
+        return {}
+
+    async def list_prompts(self, params: PaginatedRequestParams) -> ListPromptsResult:
+        page, cursor = self._page([p.definition for p in list(self._prompts.values())], params.cursor)
+        return ListPromptsResult(prompts=page, next_cursor=cursor)
+
+    async def get_prompt(self, params: GetPromptRequestParams) -> GetPromptResult:
+        entry = self._prompts.get(params.name)
+        if entry is None:
+            raise McpError(INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        arguments = params.arguments if params.arguments is not UNSET else None
+        try:
+            kwargs = entry.signature.decode_arguments(arguments)
+        except ArgumentError as exc:
+            raise McpError(INVALID_PARAMS, f"Invalid arguments for prompt {params.name}: {exc}") from None
+        value = await self._invoke(entry.fn, entry.signature, entry.in_thread, kwargs, f"prompt {params.name}")
+        if isinstance(value, GetPromptResult):
+            return value
+        return GetPromptResult(messages=to_messages(value), description=entry.definition.description)
+
+    async def complete(self, params: CompleteRequestParams) -> CompleteResult:
+        ref = params.ref
+        target = ref.name if isinstance(ref, PromptReference) else ref.uri
+        completer = self._completers.get((ref.type, target, params.argument.name))
+        values: list[str] = []
+        if completer is not None:
+            context = params.context.arguments if params.context is not UNSET else UNSET
+            args = {"value": params.argument.value, "arguments": context if context is not UNSET else {}}
+            if completer.in_thread:
+                label = f"completer of {params.argument.name}"
+                outcome = await self.threads.run(_positional(completer.fn), args, Context.current(), label)
+            else:
+                outcome = completer.fn(*args.values())
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+            values = list(outcome)
+        return CompleteResult(
+            completion=CompleteResultCompletion(values=values[:100], total=len(values), has_more=len(values) > 100)
+        )
+
+    async def set_level(self, params: SetLevelRequestParams) -> dict[str, Any]:
+        return {}  # the session records the level
+
+    # The skills extension (Server.skills): the catalog is read from disk, in the thread pool.
+
+    async def list_skills(self, params: ListSkillsParams) -> dict[str, Any]:
+        kwargs = {"cursor": params.cursor}
+        found: dict[str, Any] = await self.threads.run(self._skill_set().list_page, kwargs, Context.current(), "skills")
+        return found
+
+    async def get_skill(self, params: GetSkillParams) -> dict[str, Any]:
+        found: dict[str, Any] = await self.threads.run(
+            self._skill_set().get, {"uri": params.uri}, Context.current(), "skills"
+        )
+        return found
+
+    async def read_directory(self, params: ReadDirectoryParams) -> dict[str, Any]:
+        kwargs = {"uri": params.uri, "cursor": params.cursor}
+        found: dict[str, Any] = await self.threads.run(
+            self._skill_set().read_directory, kwargs, Context.current(), "resources/directory/read"
+        )
+        return found
+
+    def _skill_set(self) -> SkillSet:
+        if self._skills is None:
+            raise NotImplementedError("no skills are served")
+        return self._skills
+
+    # ------------------------------------------------------------ plumbing
+
+    def _page(self, items: list[Any], cursor: str | Any) -> tuple[list[Any], Any]:
+        start = 0
+        if cursor is not UNSET:
+            start = _decode_cursor(cursor)
+            if start > len(items):
+                raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor")
+        end = start + self.page_size
+        return items[start:end], (_encode_cursor(end) if end < len(items) else UNSET)
+
+    async def _invoke(
+        self, fn: Callable[..., Any], sig: Signature, in_thread: bool, kwargs: dict[str, Any], label: str
+    ) -> Any:
+        """Call a handler: awaited, in the thread pool, or (``blocking=False``) right here."""
+        if in_thread:
+            context = Context.current()
+            if sig.context_param is not None:
+                kwargs[sig.context_param] = context
+            return await self.threads.run(fn, kwargs, context, label)
+        if sig.context_param is not None:
+            kwargs[sig.context_param] = Context.current()
+        if sig.is_async:
+            return await fn(**kwargs)
+        return fn(**kwargs)
+
+    @staticmethod
+    def _current_session() -> ServerSession:
+        request = current_request.get()
+        assert request is not None
+        session: ServerSession = request.session
+        return session
+
+    async def serve(self, transport: Transport) -> None:
+        """Serve one client over ``transport`` until it closes."""
+        session = ServerSession(transport, self, **self.session_options)
+        self.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            self.sessions.discard(session)
+
+    async def serve_stdio(self) -> None:
+        from mcpgen.runtime.transports.stdio import server_stdio
+
+        transport = await server_stdio(max_message=self.max_message)
+        try:
+            await self.serve(transport)
+        finally:
+            await self.stop_tasks()
+
+    def http_app(self, path: str = "/mcp", **options: Any) -> McpHttpApp:
+        """An ASGI app serving this server over Streamable HTTP at ``path`` (mount it in
+        Starlette or FastAPI, or serve it with any ASGI server). Options: see
+        :class:`~mcpgen.runtime.server.http_server.HttpOptions` (stateless, json_response,
+        allowed_hosts, allowed_origins, max_body, session_idle_timeout, max_sessions, ...)."""
+        from mcpgen.runtime.server.http_server import HttpOptions, McpHttpApp
+
+        return McpHttpApp(self, HttpOptions(path=path, **options))
+
+    def run(
+        self,
+        transport: str = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        **options: Any,
+    ) -> None:
+        """Serve until stdin closes or SIGTERM (stdio), or serve HTTP with uvicorn
+        (``transport="http"``; binds 127.0.0.1 unless told otherwise, ``port=0`` picks a
+        free port; the URL served is printed to stderr). Without the ``http`` extra,
+        ``"http"`` prints the one-line install hint and exits with status 2."""
+        if transport not in ("stdio", "http"):
+            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+        try:
+            if transport == "stdio":
+                asyncio.run(_until_signal(self.serve_stdio()))
+            else:
+                self._run_http(host, port, path, options)
+        finally:
+            self.threads.shutdown()
+
+    def _run_http(self, host: str, port: int, path: str, options: dict[str, Any]) -> None:
+        try:
+            uvicorn: Any = require("uvicorn", "http", "server.run('http')")
+        except MissingExtra as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+        from mcpgen.runtime.transports.http_protocol import protocol_class
+
+        config = uvicorn.Config(
+            self.http_app(path, **options), host=host, port=port, log_level="warning", http=protocol_class()
+        )
+        # Bound (and listening) here rather than by uvicorn, so that the URL printed has
+        # the real port (port=0) and a client that reads it may connect at once.
+        sock = config.bind_socket()
+        sock.listen(config.backlog)
+        bound_port = sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        print(
+            f"mcpgen: serving {self.info.name} over Streamable HTTP at http://{shown}:{bound_port}{path}",
+            file=sys.stderr,
+            flush=True,
+        )
+        http_server = uvicorn.Server(config)
+        try:
+            http_server.run(sockets=[sock])
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sock.close()
+
+
+async def _until_signal(main: Awaitable[None]) -> None:
+    """Run ``main``; SIGTERM or SIGINT cancel it, which closes sessions in order."""
+    task = asyncio.ensure_future(main)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, task.cancel)
+        except (NotImplementedError, RuntimeError):
+            pass
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+
+
+_ASYNC_BLOCKING = (
+    "`{name}` is async def: blocking=True cannot apply (a coroutine runs on the event loop); "
+    "make it a plain def to run it in the thread pool"
+)
+
+
+def _bare(first: Any, decorator: str, what: str, *, optional: bool = True) -> tuple[Any, str | None]:
+    """Split a decorator's first argument: the function itself (used bare, as
+    ``@server.tool``) or ``what`` it names (a str, or None when ``optional``)."""
+    if isinstance(first, str) or (first is None and optional):
+        return None, first
+    if callable(first):
+        return first, None
+    raise TypeError(
+        f"@server.{decorator}: the first argument is {what} (a str), not {type(first).__name__}; "
+        f"use @server.{decorator} or @server.{decorator}(...)"
+    )
+
+
+def _uri_template(text: str) -> UriTemplate:
+    # Imported on first use: compiling the template matcher's tables is a noticeable part of
+    # a cold start, and a server without resource templates never needs them.
+    from mcpgen.runtime.server.uri_template import UriTemplate
+
+    return UriTemplate(text)
+
+
+def _callable(fn: Any, decorator: str) -> Callable[..., Any]:
+    if not callable(fn):
+        raise TypeError(f"@server.{decorator}(...) decorates a function, not {type(fn).__name__}")
+    return fn  # type: ignore[no-any-return]
+
+
+def _in_thread(sig: Signature, blocking: bool | None) -> bool:
+    """Whether a handler runs in the thread pool: a plain def unless ``blocking=False``."""
+    if sig.is_async:
+        if blocking:
+            raise TypeError(_ASYNC_BLOCKING.format(name=sig.name))
+        return False
+    return blocking is not False
+
+
+def _positional(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A completer takes its two arguments by position (their names are the author's)."""
+
+    def call(value: str, arguments: dict[str, str]) -> Any:
+        return fn(value, arguments)
+
+    return call
+
+
+def _check_resource_value(uri: str, sig: Signature, value: Any) -> None:
+    """Refuse what no resource can hold (``None``), and a plain ``str``/``bytes`` return
+    annotation broken, as an error the author sees rather than ``null`` on the wire."""
+    declared = sig.returns
+    broken = (declared is str and not isinstance(value, str)) or (
+        declared is bytes and not isinstance(value, (bytes, bytearray))
+    )
+    if value is not None and not broken:
+        return
+    note = f", but it is annotated -> {getattr(declared, '__name__', declared)}" if declared is not None else ""
+    message = f"resource {uri} (function {sig.name}) returned {type(value).__name__}{note}"
+    log.error("mcpgen: %s", message)
+    raise McpError(INTERNAL_ERROR, f"Internal error: {message}")
+
+
+def _reader(base: Path, relative: str, uri: str) -> Callable[[], Any]:
+    def read() -> Any:  # file I/O: runs in the thread pool
+        found = resolve_within(base, relative, uri)
+        return to_contents(uri, read_file(found), guess_mime(found))
+
+    return read
+
+
+def _text_or_bytes(data: bytes) -> str | bytes:
+    """Text when the bytes are UTF-8, else the bytes (as files.read_file reads a file)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+class _ExtendedCapabilities(ServerCapabilities, kw_only=True):
+    """The handshake era's capabilities with the ``extensions`` member of SEP-2133 (its
+    schema allows members it does not name; the stateless era's names it)."""
+
+    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
+
+
+def _text(value: str | None) -> Any:
+    return value if value else UNSET
+
+
+def _tool_error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        kind, _, number = text.partition(":")
+        if kind != "o" or not number.isdigit():
+            raise ValueError(cursor)
+        return int(number)
+    except (ValueError, UnicodeError):
+        raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
+
+
+# ---------------------------------------------------------------- value conversion
+
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_mime(data: bytes) -> str | None:
+    for magic, mime in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def to_content(value: Any) -> list[ContentBlock]:
+    """Content blocks for what a tool returned without an output schema."""
+    if value is None:
+        return []
+    if isinstance(value, str):  # the most common return, checked first
+        return [TextContent(text=value)]
+    if isinstance(value, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)):
+        return [value]
+    if isinstance(value, (bytes, bytearray)):
+        data = base64.b64encode(value).decode()
+        mime = image_mime(bytes(value))
+        if mime is not None:
+            return [ImageContent(data=data, mime_type=mime)]
+        blob = BlobResourceContents(uri="mcpgen:result", blob=data, mime_type="application/octet-stream")
+        return [EmbeddedResource(resource=blob)]
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(v, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, str, bytes))
+        for v in value
+    ):
+        return [block for v in value for block in to_content(v)]
+    # json is imported on first use, not before every server's first answer (json.dumps,
+    # not msgspec: its spacing is the text clients have always seen).
+    import json
+
+    return [TextContent(text=json.dumps(msgspec.to_builtins(value)))]
+
+
+def to_contents(uri: str, value: Any, mime_type: Any) -> list[TextResourceContents | BlobResourceContents]:
+    """Resource contents for what a resource function returned."""
+    mime = mime_type if mime_type is not UNSET else UNSET
+    if isinstance(value, (TextResourceContents, BlobResourceContents)):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return [BlobResourceContents(uri=uri, blob=base64.b64encode(value).decode(), mime_type=mime)]
+    if isinstance(value, str):
+        return [TextResourceContents(uri=uri, text=value, mime_type=mime)]
+    import json  # as in to_content: not imported before a server's first answer
+
+    text = json.dumps(msgspec.to_builtins(value))
+    return [TextResourceContents(uri=uri, text=text, mime_type=mime if mime is not UNSET else "application/json")]
+
+
+def to_messages(value: Any) -> list[PromptMessage]:
+    """Prompt messages for what a prompt function returned."""
+    if isinstance(value, PromptMessage):
+        return [value]
+    if isinstance(value, str):
+        return [PromptMessage(role="user", content=TextContent(text=value))]
+    if isinstance(value, (list, tuple)):
+        out: list[PromptMessage] = []
+        for item in value:
+            out.extend(to_messages(item))
+        return out
+    if isinstance(value, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)):
+        return [PromptMessage(role="user", content=value)]
+    raise TypeError(f"a prompt cannot return {type(value).__name__}")

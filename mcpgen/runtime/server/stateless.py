@@ -1,0 +1,588 @@
+"""The stateless era (2026-07-28 on): every request names its protocol version and the
+client's capabilities in its own ``_meta``; there is no handshake and no session.
+
+:class:`StatelessServer` serves one request at a time for any transport: it checks the
+request in the order the protocol asks (``_meta`` -> HTTP headers -> version -> method ->
+capabilities), decodes the params with the stateless-era bindings, runs the same
+:class:`~mcpgen.runtime.server.server.Server` handlers the handshake era runs, and stamps the
+result with ``resultType``, caching hints and the server's identity. Request-scoped
+notifications (progress, logs) go to a sink the transport gives (the stdio connection, or
+the request's own SSE stream over HTTP). Asking the client for input goes through
+:mod:`mcpgen.runtime.server.input_required`; change notifications through
+:mod:`mcpgen.runtime.server.listen`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen.runtime.errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    RESOURCE_NOT_FOUND,
+    UNSUPPORTED_VERSION,
+    McpError,
+)
+from mcpgen.runtime.jsonrpc.framing import Envelope, RequestId, error_frame
+from mcpgen.runtime.jsonrpc.session import NOT_NOW, RequestContext, current_request
+from mcpgen.runtime.server.caching import CacheHint
+from mcpgen.runtime.server.input_required import InputRequired, InputScope, StateSealer
+from mcpgen.runtime.server.params_merge import decoder as merged_decoder
+from mcpgen.runtime.server.params_merge import merged_params
+from mcpgen.runtime.shared import headers as http_headers
+from mcpgen.runtime.versions import (
+    LATEST,
+    LATEST_STATELESS,
+    STATELESS,
+    SUPPORTED,
+    bindings,
+    era_of,
+    method_exists,
+)
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.server.server import Server
+
+log = logging.getLogger("mcpgen")
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+
+Sink = Callable[[bytes], Awaitable[None]]
+"""Where a request's own notifications go (progress, logs, listen events)."""
+
+# The tasks extension's methods (mcpgen.runtime.server.tasks): not in the core schema.
+_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# Status codes of the Streamable HTTP binding for errors the stateless era defines.
+_HTTP_STATUS = {
+    METHOD_NOT_FOUND: 404,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_CAPABILITY: 400,
+    UNSUPPORTED_VERSION: 400,
+    -32600: 400,
+    -32700: 400,
+}
+
+
+def http_status(code: int) -> int:
+    """The HTTP status that carries a JSON-RPC error of this code in the stateless era."""
+    return _HTTP_STATUS.get(code, 200)
+
+
+class Refused(McpError):
+    """A request refused before any handler ran."""
+
+
+# msgspec Structs, not slotted dataclasses: built on the stateless era's first request, a
+# dataclass costs ~0.4 ms to create (it compiles its methods), and a Struct is also about
+# twice as quick to instantiate (one StatelessRequest per request).
+class StatelessRequest(msgspec.Struct):
+    """What the stateless era knows about the request being served (its scope)."""
+
+    id: RequestId
+    method: str
+    version: str
+    capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None
+    log_level: str | None
+    sink: Sink | None
+    inputs: InputScope | None = None
+    # The request's params as sent, while its input scope is not built: a request that
+    # carries no answers and no state gets one only if its handler asks the client (the
+    # scope's digest of the params costs as much as the rest of the checks).
+    unasked: Any = None
+
+
+class _Plan(msgspec.Struct):
+    """What admitting a request of one method takes, worked out once per method: the hot
+    path reads the params straight into their type (one typed decode checks them) instead
+    of parsing them to a dict and converting that twice, and looks nothing up by version."""
+
+    spec: Any
+    # The stateless-era versions in which the method exists.
+    versions: frozenset[str]
+    # The server capability the method needs (tools, resources, ...), if any.
+    capability: str | None
+    # The server's synchronous handler for the method (Server.immediate_handler), if any.
+    immediate: Callable[[Any], Any] | None
+    # Params bytes -> the handshake era's params struct the handlers take; None for a
+    # method only this era has (its handler takes this era's struct), and when ``read``
+    # already returns the handlers' type (params_merge: one struct checking both eras).
+    read_handshake: Callable[[Any], Any] | None
+    # Params bytes -> this era's params struct (or the merged one); None when the type
+    # does not carry what the checks read (the request then takes the general path,
+    # through a dict).
+    read: Callable[[Any], Any] | None = None
+    # Attribute names, in that struct, of the param Mcp-Name mirrors (tools/call: name),
+    # of the tool arguments, and of a retry's requestState and inputResponses.
+    named: str | None = None
+    arguments: str | None = None
+    retry: tuple[str, str] | None = None
+
+
+_NOT_PLANNED: Any = object()
+_encode = msgspec.json.Encoder().encode
+_SERVER_INFO = b',"_meta":{"' + META_SERVER_INFO.encode() + b'":'
+# What a typed decode raises for params it refuses (the general path then says why).
+_UNREADABLE = (msgspec.MsgspecError, ValueError, TypeError, RecursionError)
+
+
+class StatelessServer:
+    """Serves stateless-era requests for one :class:`Server`."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.package = bindings(LATEST_STATELESS)
+        # The core's requests, and those the server's extensions add (Server.add_extension_method).
+        self.table = {**self.package.CLIENT_TO_SERVER, **server.extension_methods}
+        # The handlers are written against the handshake era's types (isinstance checks
+        # included): params are checked against this era's schema, then handed over as
+        # those types. Both eras spell the fields the handlers read alike.
+        self.handshake = bindings(LATEST)
+        self.sealer = StateSealer(server.state_key)
+        self._result_classes: dict[str, type | None] = {}
+        self._plans: dict[str, _Plan | None] = {}
+        # resultType + the server's identity as bytes, per result type (the identity is
+        # fixed once serving starts; a replaced Implementation is noticed by identity).
+        self._heads: dict[str, tuple[Any, bytes]] = {}
+
+    # ------------------------------------------------------------ entry points
+
+    async def handle(
+        self, env: Envelope, *, sink: Sink | None = None, headers: Mapping[str, str] | None = None
+    ) -> tuple[bytes, int | None]:
+        """The response frame for one request and, for an error, its code (``headers``:
+        the HTTP request's, lower-cased, when it came over HTTP)."""
+        answer = self.handle_now(env, sink=sink, headers=headers)
+        return answer if isinstance(answer, tuple) else await answer
+
+    def handle_now(
+        self, env: Envelope, *, sink: Sink | None = None, headers: Mapping[str, str] | None = None
+    ) -> tuple[bytes, int | None] | Coroutine[Any, Any, tuple[bytes, int | None]]:
+        """:meth:`handle` without waiting when nothing needs to wait: a request refused
+        before any handler runs, or one whose handler answers on the spot (a tool declared
+        ``blocking=False``; the handshake era serves those without a task too). Otherwise
+        a coroutine that serves the request, for the transport to run as a task (closed
+        unawaited, it runs nothing: no handler has started)."""
+        rid: RequestId = env.id
+        try:
+            request, params = self.admit(env, sink, headers)
+            frame = self.dispatch_now(request, params)
+        except Exception as exc:
+            return self._failure(rid, env.method, exc)
+        if frame is None:
+            return self._served(request, params)
+        return frame, None
+
+    async def _served(self, request: StatelessRequest, params: Any) -> tuple[bytes, int | None]:
+        # The server's handler_timeout bounds each handler, as in the handshake era (a
+        # listen stream is meant to stay open, so it is not bounded).
+        limit = self.server.session_options.get("handler_timeout")
+        try:
+            if limit is None or request.method == "subscriptions/listen":
+                return await self.dispatch(request, params), None
+            async with asyncio.timeout(limit):
+                return await self.dispatch(request, params), None
+        except TimeoutError:
+            log.error("mcpgen: %s handler timed out after %s s", request.method, limit)
+            return error_frame(
+                INTERNAL_ERROR, f"Internal error: no result within {limit:g} s", request.id
+            ), INTERNAL_ERROR
+        except Exception as exc:
+            return self._failure(request.id, request.method, exc)
+
+    def _failure(self, rid: RequestId, method: str, exc: Exception) -> tuple[bytes, int | None]:
+        """The answer to a request refused, asking for input, or whose handler failed."""
+        if isinstance(exc, InputRequired):
+            return self.input_required_frame(rid, exc), None
+        if isinstance(exc, McpError):
+            return error_frame(exc.code, exc.message, rid, exc.data), exc.code
+        if isinstance(exc, NotImplementedError):
+            return error_frame(METHOD_NOT_FOUND, f"Method not found: {method}", rid), METHOD_NOT_FOUND
+        log.error("mcpgen: %s failed", method, exc_info=exc)
+        return error_frame(INTERNAL_ERROR, "Internal error", rid), INTERNAL_ERROR
+
+    def admit(
+        self, env: Envelope, sink: Sink | None, headers: Mapping[str, str] | None
+    ) -> tuple[StatelessRequest, Any]:
+        """Check a request in the protocol's order and decode its params, or raise the
+        error that refuses it."""
+        method: str = env.method
+        plan = self._plans.get(method, _NOT_PLANNED)
+        if plan is _NOT_PLANNED:
+            plan = self._plan(method)
+        typed: Any = None
+        if plan is not None and plan.read is not None and env.params is not UNSET:
+            try:
+                typed = plan.read(env.params)
+            except _UNREADABLE:
+                pass  # the general path below says why
+        raw: dict[str, Any] | None = None
+        if typed is not None:
+            # Read as this method's params type: _meta is there, an object, and every
+            # field is checked; the checks below read the struct.
+            assert plan is not None
+            meta: Any = typed.meta
+            named = getattr(typed, plan.named) if plan.named is not None else None
+            arguments = getattr(typed, plan.arguments) if plan.arguments is not None else None
+        else:
+            # Anything else (malformed, another method, an extension's type) is parsed once
+            # to a dict, so that each refusal is the one the protocol's order gives.
+            raw = _params_object(env.params)
+            meta = raw.get("_meta")
+            field = http_headers.NAME_PARAMS.get(method)
+            named = raw.get(field) if field is not None else None
+            arguments = raw.get("arguments")
+        if not isinstance(meta, dict) or META_VERSION not in meta or not isinstance(meta.get(META_CAPABILITIES), dict):
+            raise Refused(
+                INVALID_PARAMS,
+                "Invalid params: _meta needs io.modelcontextprotocol/protocolVersion and clientCapabilities",
+            )
+        version = meta[META_VERSION]
+        if headers is not None:
+            http_headers.check_request(headers, method, named, arguments, version, self.tool_headers)
+        if plan is None or version.__class__ is not str or version not in plan.versions:
+            # Not a method this version has, or not a version this era speaks: which.
+            if not isinstance(version, str) or era_of(version) != "stateless":
+                raise Refused(
+                    UNSUPPORTED_VERSION,
+                    f"Unsupported protocol version: {version!r}",
+                    {"supported": list(SUPPORTED), "requested": version if isinstance(version, str) else str(version)},
+                )
+            if method in _TASK_METHODS and self.server.offers_tasks:
+                raw = raw if raw is not None else _params_object(env.params)
+                return self.server.tasks.admit(self, env, raw, headers, sink)
+            raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
+        spec = plan.spec
+        if plan.capability is not None and not self.server.declares(plan.capability):
+            raise Refused(METHOD_NOT_FOUND, f"Method not found: {method} ({spec.capability} not offered)")
+        level = meta.get(META_LOG_LEVEL)
+        if level is not None and level not in _LOG_LEVELS:
+            raise Refused(INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+        params = None
+        if typed is not None:
+            params = typed if plan.read_handshake is None else _read(plan.read_handshake, env.params)
+        if params is None:  # not read above, or refused by the handshake era's type: say why
+            params = self._convert(spec, raw if raw is not None else _params_object(env.params))
+        info = meta.get(META_CLIENT_INFO)
+        # id, method, version, capabilities, client_info, log_level, sink (positional: cheaper)
+        request = StatelessRequest(
+            env.id, method, version, meta[META_CAPABILITIES], info if isinstance(info, dict) else None, level, sink
+        )
+        if spec.input_required:
+            if typed is not None and plan.retry is not None:
+                # A field is set exactly when the params have its key (JSON has no UNSET).
+                retry = getattr(typed, plan.retry[0]) is not UNSET or getattr(typed, plan.retry[1]) is not UNSET
+            else:
+                raw = raw if raw is not None else _params_object(env.params)
+                retry = "requestState" in raw or "inputResponses" in raw
+            if retry:
+                raw = raw if raw is not None else _params_object(env.params)
+                request.inputs = InputScope.for_retry(self.sealer, request.capabilities, method, raw)
+            else:
+                # Nothing to check now: built from the params as sent if the handler asks.
+                request.unasked = env.params
+        return request, params
+
+    def _plan(self, method: str) -> _Plan | None:
+        """The plan of a method of the table, made once (None for notifications, the tasks
+        extension's methods and methods the table does not have)."""
+        spec = self.table.get(method)
+        if spec is None:
+            return None  # a peer's made-up method: nothing kept for it
+        if spec.kind != "request" or method in _TASK_METHODS:  # tasks/*: the extension's own path
+            self._plans[method] = None
+            return None
+        extension = method in self.server.extension_methods
+        same = self.handshake.CLIENT_TO_SERVER.get(method)
+        plan = _Plan(
+            spec=spec,
+            versions=frozenset(v for v in STATELESS if extension or method_exists("c2s", method, v)),
+            capability=spec.capability.removeprefix("server.") if spec.capability is not None else None,
+            immediate=self.server.immediate_handler(spec.handler),
+            read_handshake=self.handshake.decoder(same.params_type).decode if same is not None else None,
+        )
+        # Where this era's params type and the handshake era's agree on what they share,
+        # one struct checks both and is what the handler takes: one decode, not two.
+        merged = merged_params(same.params_type, spec.params_type) if same is not None else None
+        # Read straight into the params type only when it carries everything the checks
+        # read (derived from the type, so an extension's method is covered too): a
+        # required _meta, the param Mcp-Name names, and for a method that may ask the
+        # client for input, the retry's fields.
+        params_type = merged if merged is not None else spec.params_type
+        if isinstance(params_type, type) and issubclass(params_type, msgspec.Struct):
+            fields = {f.encode_name: f for f in msgspec.structs.fields(params_type)}
+            meta = fields.get("_meta")
+            named = http_headers.NAME_PARAMS.get(method)
+            needed = [named] if named is not None else []
+            if spec.input_required:
+                needed += ["requestState", "inputResponses"]
+            if meta is not None and meta.required and meta.name == "meta" and all(n in fields for n in needed):
+                if merged is not None:
+                    plan.read = merged_decoder(merged, self.package, self.handshake)
+                    plan.read_handshake = None  # what plan.read returns is the handlers' type
+                else:
+                    plan.read = self.package.decoder(params_type).decode
+                plan.named = fields[named].name if named is not None else None
+                plan.arguments = fields["arguments"].name if "arguments" in fields else None
+                if spec.input_required:
+                    plan.retry = (fields["requestState"].name, fields["inputResponses"].name)
+        self._plans[method] = plan
+        return plan
+
+    def tool_headers(self, name: str) -> Mapping[str, str]:
+        """The x-mcp-header annotations of a tool's arguments: argument -> header name."""
+        return self.server.tool_headers(name)
+
+    def _convert(self, spec: Any, raw: dict[str, Any]) -> Any:
+        try:
+            checked = self.package.convert(raw, spec.params_type)
+            same = self.handshake.CLIENT_TO_SERVER.get(spec.method)
+            if same is None:  # only in this era (discover, listen): served here
+                return checked
+            return self.handshake.convert(raw, same.params_type)
+        except msgspec.ValidationError as exc:
+            raise Refused(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        except RecursionError:
+            raise Refused(INVALID_PARAMS, "Invalid params: nested too deeply") from None
+
+    # ------------------------------------------------------------ dispatch
+
+    async def dispatch(self, request: StatelessRequest, params: Any) -> bytes:
+        method = request.method
+        if method == "server/discover":
+            return self.result_frame(request, self.discover_result(), cache=self.server.cache_hint("server/discover"))
+        if method == "subscriptions/listen":
+            return await self.server.listeners.listen(self, request, params)
+        if method in _TASK_METHODS:
+            return await self.server.tasks.serve(self, request, params)
+        if method == "tools/call" and self.server.task_support(params.name) is not None:
+            frame = await self.server.tasks.call_tool(self, request, params)
+            if frame is not None:
+                return frame
+        handler = getattr(self.server, self.table[method].handler)
+        token = current_request.set(self.context(request, params))
+        try:
+            result = await handler(params)
+        except McpError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:  # -32602 in this era (the handlers raise -32002)
+                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
+        finally:
+            current_request.reset(token)
+        return self._result(request, params, result)
+
+    def dispatch_now(self, request: StatelessRequest, params: Any) -> bytes | None:
+        """:meth:`dispatch` on the spot, when the server has a synchronous handler for the
+        method and it answers this request at once; None when it must be awaited."""
+        plan = self._plans.get(request.method)  # None for tasks/*, which are never answered on the spot
+        immediate = plan.immediate if plan is not None else None
+        if immediate is None:
+            return None
+        # Around the handler: the request context it sees (a plain try, not a context
+        # manager: this runs for every request answered on the spot).
+        token = current_request.set(self.context(request, params))
+        try:
+            result = immediate(params)
+        except McpError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:  # -32602 in this era (the handlers raise -32002)
+                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
+            raise
+        finally:
+            current_request.reset(token)
+        if result is NOT_NOW:
+            return None
+        return self._result(request, params, result)
+
+    def _result(self, request: StatelessRequest, params: Any, result: Any) -> bytes:
+        """The result frame, once the handler's result is checked to be of its method's type
+        (as the handshake era does: a wrong type never reaches the wire)."""
+        method = request.method
+        expected = self._result_classes.get(method, _NOT_PLANNED)
+        if expected is _NOT_PLANNED:
+            expected = self._result_class(method)
+        if expected is not None and not isinstance(result, expected):
+            log.error("mcpgen: %s handler returned %s, not %s", method, type(result).__name__, expected.__name__)
+            raise McpError(INTERNAL_ERROR, "Internal error")
+        cache = self.server.cache_hint(method, params) if self.table[method].cacheable else None
+        return self.result_frame(request, result, cache=cache)
+
+    def _result_class(self, method: str) -> type | None:
+        """What a handler's result must be an instance of (its handshake-era type)."""
+        if method not in self._result_classes:
+            spec = self.handshake.CLIENT_TO_SERVER.get(method)
+            found = getattr(spec.result_type, "__origin__", spec.result_type) if spec is not None else None
+            self._result_classes[method] = found if isinstance(found, type) else None
+        return self._result_classes[method]
+
+    def context(self, request: StatelessRequest, params: Any) -> RequestContext:
+        """The request context handlers (and :class:`Context`) see for this request."""
+        meta = getattr(params, "meta", UNSET)
+        peer = StatelessPeer(self, request)
+        if isinstance(meta, dict):
+            return RequestContext(peer, request.id, request.method, meta, meta.get("progressToken"))
+        return RequestContext(peer, request.id, request.method, UNSET, None)
+
+    def discover_result(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(SUPPORTED),
+            "capabilities": msgspec.to_builtins(self.server.capabilities()),
+        }
+        if self.server.offers_tasks:
+            from mcpgen.runtime.server.tasks import TASKS_EXTENSION
+
+            result["capabilities"].setdefault("extensions", {})[TASKS_EXTENSION] = {}
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return result
+
+    # ------------------------------------------------------------ results
+
+    def result_frame(self, request: StatelessRequest, result: Any, *, cache: CacheHint | None = None) -> bytes:
+        """``{"jsonrpc":"2.0","id":...,"result":{...}}`` with the result stamped."""
+        body = self.stamp(result, "complete", cache)
+        return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(request.id) + b',"result":' + body + b"}"
+
+    def stamp(self, result: Any, result_type: str, cache: CacheHint | None) -> bytes:
+        """The result's JSON with ``resultType``, caching hints and the server's identity
+        added (the handlers build results of the handshake era's types, which have none of
+        them: older clients ignore the keys, so one set of handlers serves both eras)."""
+        meta = getattr(result, "meta", UNSET) if not isinstance(result, dict) else result.get("_meta", UNSET)
+        if meta is UNSET and cache is None:
+            # The common case (a tool's result): the members put together as bytes, the same
+            # bytes the general path below encodes, without building a dict to encode.
+            body = _encode(result)
+            info = self.server.info
+            cached = self._heads.get(result_type)
+            if cached is None or cached[0] is not info:
+                cached = (info, b'{"resultType":' + _encode(result_type) + _SERVER_INFO + _encode(info) + b"}")
+                self._heads[result_type] = cached
+            head = cached[1]
+            return head + b"}" if body == b"{}" else head + b"," + body[1:]
+        extra: dict[str, Any] = {"resultType": result_type}
+        if cache is not None:
+            extra["ttlMs"] = cache.ttl_ms
+            extra["cacheScope"] = cache.scope
+        if isinstance(meta, dict):
+            if META_SERVER_INFO not in meta:
+                merged = {**meta, META_SERVER_INFO: self.server.info}
+                result = (
+                    {**result, "_meta": merged}
+                    if isinstance(result, dict)
+                    else msgspec.structs.replace(result, meta=merged)
+                )
+        else:
+            extra["_meta"] = {META_SERVER_INFO: self.server.info}
+        head = msgspec.json.encode(extra)
+        body = msgspec.json.encode(result)
+        if body == b"{}":
+            return head
+        # Both are JSON objects: join their members.
+        return head[:-1] + b"," + body[1:]
+
+    def input_required_frame(self, rid: RequestId, asked: InputRequired) -> bytes:
+        body = self.stamp(asked.result(), "input_required", None)
+        return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"result":' + body + b"}"
+
+    # ------------------------------------------------------------ notifications
+
+    async def notify(self, request: StatelessRequest, method: str, params: Any) -> None:
+        """Send a notification on the request's own stream (dropped when it has none)."""
+        if request.sink is not None:
+            frame = msgspec.json.encode({"jsonrpc": "2.0", "method": method, "params": params})
+            await request.sink(frame)
+
+
+class StatelessPeer:
+    """What :class:`~mcpgen.runtime.server.context.Context` talks to while a stateless request is
+    served: it stands where a handshake-era session stands (sending notifications on the
+    request's stream; the client's capabilities come from this request's ``_meta``; asking
+    the client for input becomes an InputRequiredResult)."""
+
+    asks_inputs = True
+    # No session transport: the request's own stream is all there is. Code that reaches for
+    # a handshake-era session's transport (http_server.close_current_stream) finds None
+    # and leaves the stream alone rather than failing with AttributeError.
+    transport: Any = None
+
+    def __init__(self, server: StatelessServer, request: StatelessRequest) -> None:
+        self._server = server
+        self.request = request
+
+    @property
+    def own_caps(self) -> Any:
+        return self._server.server.declared
+
+    @property
+    def peer_caps(self) -> Any:
+        from mcpgen.runtime.jsonrpc.capabilities import Declared
+
+        return Declared(self.request.capabilities)
+
+    def logs(self, level: str) -> bool:
+        """Log messages go out only when the request named a level, at it or above."""
+        chosen = self.request.log_level
+        return chosen is not None and _LOG_LEVELS.index(level) >= _LOG_LEVELS.index(chosen)
+
+    async def send_notification(self, method: str, params: Any, **_: Any) -> None:
+        await self._server.notify(self.request, method, msgspec.to_builtins(params))
+
+    async def create_message(self, *, key: str | None = None, **params: Any) -> Any:
+        typed = self._server.handshake.CreateMessageRequestParams(**params)
+        return await self._scope().ask("sampling/createMessage", typed, key)
+
+    async def elicit(self, params: Any, key: str | None = None) -> Any:
+        return await self._scope().ask("elicitation/create", params, key)
+
+    async def send_request(self, method: str, params: Any, result_type: Any, key: str | None = None, **_: Any) -> Any:
+        if method != "roots/list":
+            raise McpError(METHOD_NOT_FOUND, f"a server does not send {method} in the stateless era")
+        return await self._scope().ask("roots/list", params, key)
+
+    def _scope(self) -> InputScope:
+        request = self.request
+        if request.inputs is None and request.unasked is not None:
+            raw = _params_object(request.unasked)
+            request.inputs = InputScope.for_retry(self._server.sealer, request.capabilities, request.method, raw)
+        if request.inputs is None:
+            raise McpError(INVALID_PARAMS, f"{request.method} cannot ask the client for input")
+        return request.inputs
+
+
+def _read(read: Callable[[Any], Any] | None, params: Any) -> Any:
+    """The params read by a plan's typed decoder, or None when there is none or it refuses
+    them (the caller then takes the general path)."""
+    if read is None or params is UNSET:
+        return None
+    try:
+        return read(params)
+    except _UNREADABLE:
+        return None
+
+
+def _params_object(params: Any) -> dict[str, Any]:
+    """The params of a request as parsed JSON (an object, or refused)."""
+    if params is UNSET:
+        return {}
+    try:
+        value = msgspec.json.decode(params)
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        raise Refused(INVALID_PARAMS, "Invalid params: not readable JSON (or not UTF-8)") from None
+    if not isinstance(value, dict):
+        raise Refused(INVALID_PARAMS, "Invalid params: params must be an object")
+    return value

@@ -1,0 +1,544 @@
+"""The tasks extension (SEP-2663, ``io.modelcontextprotocol/tasks``), server side.
+
+A tool declared task-capable (``@server.tool(task="optional")``) or task-only
+(``task="required"``) is an ordinary ``async def`` (or plain ``def``). When a stateless-era
+``tools/call`` for it declares the extension in its ``_meta`` client capabilities, the
+server answers at once with a CreateTaskResult (``resultType: "task"``) and runs the tool
+in the background; the client then polls ``tasks/get``, answers questions with
+``tasks/update`` and may ``tasks/cancel``. Without the declaration an optional tool runs
+as an ordinary call, and a required one is refused with -32021.
+
+Inside a task, ``ctx.elicit`` / ``ctx.sample`` / ``ctx.list_roots`` park the task in
+``input_required`` (the question is listed by ``tasks/get``) until ``tasks/update``
+delivers the answer; ``ctx.report_progress`` still sends progress on the request's stream
+(stdio: the connection) and also shows as the task's ``statusMessage``. A tool declared
+``task_start="explicit"`` runs inside its request first (its questions are MRTR rounds,
+InputRequiredResult and retry) and becomes a task when it awaits
+``ctx.continue_as_task()``.
+
+Everything a task is lives in the :class:`~mcpgen.runtime.stores.task_store.TaskStore`: any
+worker sharing the store can answer ``tasks/get`` / ``update`` / ``cancel``; the worker
+running the task learns of answers and cancellations by watching its record. Here, in
+this process, is only the asyncio task running each tool (dropped when it settles).
+
+Principals: a task records who created it, :attr:`TaskManager.owner` of the request; by
+default the verified access token's issuer and subject on a server protected with
+``Server(auth=...)``. A request of any other principal gets -32602, as if the task did not
+exist. On an unprotected server (and over stdio) there is no principal: a task is then
+readable by whoever holds its id (192 random bits). Set ``owner`` to a function of the
+request to use another notion of principal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+
+from mcpgen.runtime.auth.info import current_owner
+from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CAPABILITY, McpError
+from mcpgen.runtime.jsonrpc.framing import Envelope
+from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
+from mcpgen.runtime.server.input_required import _as_result, _wire_params
+from mcpgen.runtime.server.stateless import (
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    Sink,
+    StatelessPeer,
+    StatelessRequest,
+    StatelessServer,
+)
+from mcpgen.runtime.shared import headers as http_headers
+from mcpgen.runtime.stores.task_store import MemoryTaskStore, TaskRecord, TaskStore, decode_record, encode_record
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.server.server import Server
+
+log = logging.getLogger("mcpgen")
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+TaskSupport = Literal["optional", "required"]
+TaskStart = Literal["call", "explicit"]
+
+# method -> (the client capability it needs, the result type its answer must be)
+_ASKS = {
+    "elicitation/create": ("elicitation", "ElicitResult"),
+    "sampling/createMessage": ("sampling", "CreateMessageResult"),
+    "roots/list": ("roots", "ListRootsResult"),
+}
+_SHORT = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+_REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+
+
+def declares_tasks(capabilities: Mapping[str, Any]) -> bool:
+    """Whether a request's client capabilities declare the tasks extension."""
+    extensions = capabilities.get("extensions")
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+class _Unknown(McpError):
+    def __init__(self, task_id: Any) -> None:
+        super().__init__(INVALID_PARAMS, f"Invalid params: unknown task {task_id!r}")
+
+
+class TaskManager:
+    """Creates, runs and answers for the tasks of one :class:`~mcpgen.runtime.server.server.Server`.
+
+    ``ttl_ms``: how long a task stays readable after its last change (sent as ``ttlMs``;
+    None keeps it until the store is closed); ``poll_interval_ms``: the polling pace
+    suggested to clients."""
+
+    def __init__(
+        self,
+        server: Server,
+        store: TaskStore | None = None,
+        *,
+        ttl_ms: int | None = 3_600_000,
+        poll_interval_ms: int = 500,
+    ) -> None:
+        self.server = server
+        self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        self.ttl_ms = ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self.owner: Callable[[StatelessRequest], str | None] = principal
+        self._running: dict[str, asyncio.Task[None]] = {}
+
+    @property
+    def running(self) -> int:
+        """Tasks of this process whose tool has not settled yet."""
+        return len(self._running)
+
+    # ------------------------------------------------------------ admission
+
+    def admit(
+        self,
+        front: StatelessServer,
+        env: Envelope,
+        raw: dict[str, Any],
+        headers: Mapping[str, str] | None,
+        sink: Sink | None,
+    ) -> tuple[StatelessRequest, dict[str, Any]]:
+        """The request scope of a ``tasks/*`` request (its ``_meta``, version and
+        Mcp-Method already checked), after its Mcp-Name header and params: -32020, -32021,
+        -32602 in that order."""
+        if headers is not None:
+            sent = headers.get("mcp-name")
+            if sent is None:
+                raise http_headers.HeaderMismatch("Mcp-Name is missing")
+            if http_headers.decode_value(sent) != raw.get("taskId"):
+                raise http_headers.HeaderMismatch("Mcp-Name differs from params.taskId")
+        meta = raw["_meta"]
+        capabilities = meta[META_CAPABILITIES]
+        if not declares_tasks(capabilities):
+            raise McpError(MISSING_CAPABILITY, f"{env.method} needs the {TASKS_EXTENSION} extension", _REQUIRED)
+        if not isinstance(raw.get("taskId"), str):
+            raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
+        if env.method == "tasks/update" and not isinstance(raw.get("inputResponses"), dict):
+            raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
+        info = meta.get(META_CLIENT_INFO)
+        request = StatelessRequest(
+            id=env.id,
+            method=env.method,
+            version=meta["io.modelcontextprotocol/protocolVersion"],
+            capabilities=capabilities,
+            client_info=info if isinstance(info, dict) else None,
+            log_level=None,
+            sink=sink,
+        )
+        return request, raw
+
+    # ------------------------------------------------------------ tasks/get, update, cancel
+
+    async def serve(self, front: StatelessServer, request: StatelessRequest, raw: dict[str, Any]) -> bytes:
+        task_id: str = raw["taskId"]
+        owner = self.owner(request)
+        if request.method == "tasks/get":
+            record = await self._load(task_id, owner)
+            return _frame(request, front.stamp(self._detailed(record), "complete", None))
+        if request.method == "tasks/update":
+            responses: dict[str, Any] = raw["inputResponses"]
+            await self._load(task_id, owner)
+            await self._revise(task_id, lambda record: _deliver(record, responses))
+        else:  # tasks/cancel: idempotent; a terminal task keeps its status
+            await self._load(task_id, owner)
+            await self._revise(task_id, _cancel)
+        return _frame(request, front.stamp({}, "complete", None))
+
+    async def _load(self, task_id: str, owner: str | None) -> TaskRecord:
+        data = await self.store.get(task_id)
+        if data is None:
+            raise _Unknown(task_id)
+        record = decode_record(data)
+        if record.owner is not None and record.owner != owner:
+            raise _Unknown(task_id)  # not this principal's: as if it did not exist
+        return record
+
+    def _detailed(self, record: TaskRecord) -> dict[str, Any]:
+        """The DetailedTask ``tasks/get`` answers with (no requestState, no v1 _meta)."""
+        out = self._task_fields(record)
+        if record.status == "input_required" and record.input_requests:
+            out["inputRequests"] = record.input_requests
+        elif record.status == "completed" and record.result is not None:
+            out["result"] = record.result
+        elif record.status == "failed" and record.error is not None:
+            out["error"] = record.error
+        return out
+
+    @staticmethod
+    def _task_fields(record: TaskRecord) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "taskId": record.task_id,
+            "status": record.status,
+            "createdAt": record.created_at,
+            "lastUpdatedAt": record.last_updated_at,
+            "ttlMs": record.ttl_ms,
+        }
+        if record.poll_interval_ms is not None:
+            out["pollIntervalMs"] = record.poll_interval_ms
+        if record.status_message is not None:
+            out["statusMessage"] = record.status_message
+        return out
+
+    # ------------------------------------------------------------ tools/call
+
+    async def call_tool(self, front: StatelessServer, request: StatelessRequest, params: Any) -> bytes | None:
+        """The answer to a ``tools/call`` of a task-capable tool, or None when it is to run
+        as an ordinary call (the client did not declare the extension)."""
+        found = self.server.task_support(params.name)
+        assert found is not None
+        support, start = found
+        if not declares_tasks(request.capabilities):
+            if support == "required":
+                raise McpError(
+                    MISSING_CAPABILITY, f"Tool {params.name} runs only as a task: declare {TASKS_EXTENSION}", _REQUIRED
+                )
+            return None
+        owner = self.owner(request)
+        if start == "explicit":
+            return await self._call_then_hand_off(front, request, params, owner)
+        record = await self._create(params.name, owner)
+        peer = TaskPeer(self, front, request, record.task_id)
+        tool = self._start_tool(front, request, params, peer)
+        self._supervise(record.task_id, tool)
+        return _frame(request, front.stamp(self._task_fields(record), "task", None))
+
+    async def _call_then_hand_off(
+        self, front: StatelessServer, request: StatelessRequest, params: Any, owner: str | None
+    ) -> bytes:
+        """Run the tool inside this request until it returns (an ordinary answer, or an
+        InputRequiredResult) or awaits ``ctx.continue_as_task()`` (a CreateTaskResult;
+        the tool runs on as that task)."""
+        loop = asyncio.get_running_loop()
+        peer = TaskPeer(self, front, request, None)
+        peer.handed = loop.create_future()
+        peer.owner = owner
+        peer.tool = params.name
+        tool = self._start_tool(front, request, params, peer)
+        try:
+            await asyncio.wait((tool, peer.handed), return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            if not peer.handed.done():
+                tool.cancel()  # the request was cancelled or timed out before the hand-off
+            raise
+        if peer.handed.done():
+            record: TaskRecord = peer.handed.result()
+            self._supervise(record.task_id, tool)
+            return _frame(request, front.stamp(self._task_fields(record), "task", None))
+        return front.result_frame(request, tool.result())  # raises what the tool raised
+
+    def _start_tool(
+        self, front: StatelessServer, request: StatelessRequest, params: Any, peer: TaskPeer
+    ) -> asyncio.Task[Any]:
+        base = front.context(request, params)
+        context = RequestContext(peer, base.request_id, base.method, base.meta, base.progress_token)
+        token = current_request.set(context)
+        try:  # the new task copies the context variables, this request's context with them
+            return asyncio.ensure_future(self.server.call_tool(params))
+        finally:
+            current_request.reset(token)
+
+    async def _create(self, tool: str, owner: str | None) -> TaskRecord:
+        now = _now()
+        while True:
+            record = TaskRecord(
+                task_id=secrets.token_urlsafe(24),
+                status="working",
+                created_at=now,
+                last_updated_at=now,
+                ttl_ms=self.ttl_ms,
+                poll_interval_ms=self.poll_interval_ms,
+                tool=tool,
+                owner=owner,
+            )
+            if await self.store.create(record.task_id, encode_record(record), self.ttl_ms):
+                return record
+
+    # ------------------------------------------------------------ running
+
+    def _supervise(self, task_id: str, tool: asyncio.Task[Any]) -> None:
+        runner = asyncio.ensure_future(self._watch_over(task_id, tool))
+        self._running[task_id] = runner
+        runner.add_done_callback(lambda _: self._running.pop(task_id, None))
+
+    async def _watch_over(self, task_id: str, tool: asyncio.Task[Any]) -> None:
+        """Wait for the tool to settle, cancelling it when its record says cancelled (a
+        ``tasks/cancel`` through any worker) or is gone; then write its outcome."""
+        try:
+            seen = await self.store.get(task_id)
+            beat = self._heartbeat()
+            while seen is not None and not tool.done():
+                watcher = asyncio.ensure_future(self.store.watch(task_id, seen, beat))
+                try:
+                    await asyncio.wait((tool, watcher), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    if not watcher.done():
+                        watcher.cancel()
+                if not watcher.done() or watcher.cancelled():
+                    continue
+                current = watcher.result()
+                if current is None or decode_record(current).terminal:
+                    tool.cancel()
+                    break
+                if current == seen:  # quiet for a while: touch the record so it does not expire
+                    touched = await self._revise(task_id, lambda record: record)
+                    current = await self.store.get(task_id) if touched is not None else None
+                seen = current
+            await asyncio.wait((tool,))
+        except asyncio.CancelledError:
+            # The server is shutting down: stop the tool and say so in the record.
+            tool.cancel()
+            await asyncio.wait((tool,))
+            await self._settle(task_id, None, McpError(INTERNAL_ERROR, "The server stopped before the task finished"))
+            raise
+        except Exception as exc:
+            # The store failed (a shared store went away): no cancel or answer can reach
+            # the task any more, nor could its outcome be recorded. Stop the tool.
+            log.warning("mcpgen: task %s stopped: %s", task_id, exc)
+            tool.cancel()
+            await asyncio.wait((tool,))
+            return
+        try:
+            if tool.cancelled():
+                await self._revise(task_id, _cancel)
+                return
+            failure = tool.exception()
+            await self._settle(task_id, None if failure is not None else tool.result(), failure)
+        except Exception as exc:
+            log.warning("mcpgen: the outcome of task %s was not recorded: %s", task_id, exc)
+
+    async def _settle(self, task_id: str, result: Any, failure: BaseException | None) -> None:
+        if failure is None:
+            body = msgspec.json.decode(msgspec.json.encode(result))  # its wire form, as data
+
+            def complete(record: TaskRecord) -> TaskRecord | None:
+                if record.terminal:
+                    return None
+                record.status, record.result, record.input_requests = "completed", body, {}
+                return record
+
+            await self._revise(task_id, complete)
+            return
+        if isinstance(failure, McpError):
+            error: dict[str, Any] = {"code": failure.code, "message": failure.message}
+            if failure.data is not msgspec.UNSET:
+                error["data"] = msgspec.to_builtins(failure.data)
+        else:
+            log.error("mcpgen: task %s failed", task_id, exc_info=failure)
+            error = {"code": INTERNAL_ERROR, "message": "Internal error"}
+
+        def fail(record: TaskRecord) -> TaskRecord | None:
+            if record.terminal:
+                return None
+            record.status, record.error, record.input_requests = "failed", error, {}
+            return record
+
+        await self._revise(task_id, fail)
+
+    def _heartbeat(self) -> float:
+        """How long a runner waits between touches of a quiet record (well inside its TTL)."""
+        return 300.0 if self.ttl_ms is None else max(0.05, min(300.0, self.ttl_ms / 3000))
+
+    async def _revise(self, task_id: str, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord | None:
+        """Apply ``change`` to the stored record (compare-and-swap, retried when another
+        worker wrote in between). ``change`` returns None to leave it as it is. Returns the
+        record as stored, or None when there is none."""
+        while True:
+            old = await self.store.get(task_id)
+            if old is None:
+                return None
+            record = decode_record(old)
+            revision = record.revision
+            new = change(record)
+            if new is None:
+                return decode_record(old)
+            new.revision = revision + 1
+            new.last_updated_at = _now()
+            if await self.store.replace(task_id, old, encode_record(new), new.ttl_ms):
+                return new
+
+    async def aclose(self) -> None:
+        """Stop every task this process runs (each is recorded ``failed``), then the store."""
+        runners = list(self._running.values())
+        for runner in runners:
+            runner.cancel()
+        if runners:
+            await asyncio.wait(runners)
+        await self.store.aclose()
+
+    # ------------------------------------------------------------ questions from a task
+
+    async def ask(self, peer: TaskPeer, method: str, params: Any, key: str | None) -> Any:
+        """Park the task in ``input_required`` with this question until ``tasks/update``
+        delivers its answer (through any worker)."""
+        task_id = peer.task_id
+        assert task_id is not None
+        capability, result_name = _ASKS[method]
+        if capability not in peer.request.capabilities:
+            raise McpError(
+                MISSING_CAPABILITY,
+                f"Missing required client capability for {method}",
+                {"requiredCapabilities": {capability: {}}},
+            )
+        short = _SHORT[method]
+        peer.asked[short] = count = peer.asked.get(short, 0) + 1
+        key = key or f"{short}-{count}"
+        question = {"method": method, "params": _wire_params(params)}
+
+        def open_question(record: TaskRecord) -> TaskRecord | None:
+            if record.terminal:
+                return None
+            record.input_requests[key] = question
+            record.status = "input_required"
+            return record
+
+        await self._revise(task_id, open_question)
+        data = await self.store.get(task_id)
+        while True:
+            if data is None or (record := decode_record(data)).terminal:
+                raise asyncio.CancelledError  # cancelled (or gone) while waiting: stop the tool
+            if key in record.input_responses:
+                break
+            data = await self.store.watch(task_id, data, self._heartbeat())
+        answer = record.input_responses[key]
+
+        def take(record: TaskRecord) -> TaskRecord | None:
+            if record.input_responses.pop(key, None) is None:
+                return None
+            return record
+
+        await self._revise(task_id, take)
+        return _as_result(result_name, answer, key)
+
+    async def progress(self, peer: TaskPeer, params: Any) -> None:
+        """A progress report of a running task, shown as its ``statusMessage``."""
+        assert peer.task_id is not None
+        message = params.get("message")
+        if not isinstance(message, str):
+            total = params.get("total")
+            message = f"{params.get('progress')}" + (f"/{total}" if total is not None else "")
+
+        def note(record: TaskRecord) -> TaskRecord | None:
+            if record.terminal:
+                return None
+            record.status_message = message
+            return record
+
+        await self._revise(peer.task_id, note)
+
+
+class TaskPeer(StatelessPeer):
+    """What the tool's :class:`~mcpgen.runtime.server.context.Context` talks to in a task: the
+    stateless peer of the request that started it, except that questions park the task
+    (once it is one) and progress is recorded on it too."""
+
+    def __init__(
+        self, manager: TaskManager, front: StatelessServer, request: StatelessRequest, task_id: str | None
+    ) -> None:
+        super().__init__(front, request)
+        self.manager = manager
+        self.task_id = task_id
+        self.asked: dict[str, int] = {}
+        self.handed: asyncio.Future[TaskRecord] | None = None
+        self.owner: str | None = None
+        self.tool = ""
+
+    async def continue_as_task(self) -> None:
+        """The tool's request answers with a CreateTaskResult now; the tool goes on as the
+        task (a no-op once it is one, or for a tool not declared ``task_start="explicit"``)."""
+        if self.task_id is not None or self.handed is None or self.handed.done():
+            return
+        record = await self.manager._create(self.tool, self.owner)
+        self.task_id = record.task_id
+        self.handed.set_result(record)
+
+    async def send_notification(self, method: str, params: Any, **options: Any) -> None:
+        await super().send_notification(method, params, **options)
+        if method == "notifications/progress" and self.task_id is not None:
+            await self.manager.progress(self, msgspec.to_builtins(params))
+
+    async def create_message(self, *, key: str | None = None, **params: Any) -> Any:
+        if self.task_id is None:
+            return await super().create_message(key=key, **params)
+        typed = self._server.handshake.CreateMessageRequestParams(**params)
+        return await self.manager.ask(self, "sampling/createMessage", typed, key)
+
+    async def elicit(self, params: Any, key: str | None = None) -> Any:
+        if self.task_id is None:
+            return await super().elicit(params, key)
+        return await self.manager.ask(self, "elicitation/create", params, key)
+
+    async def send_request(self, method: str, params: Any, result_type: Any, key: str | None = None, **_: Any) -> Any:
+        if self.task_id is None or method != "roots/list":
+            return await super().send_request(method, params, result_type, key)
+        return await self.manager.ask(self, "roots/list", params, key)
+
+
+def principal(request: StatelessRequest) -> str | None:
+    """The request's principal: the verified token's issuer and subject, or None when the
+    server checks no tokens (read from the request being served, not from ``request``)."""
+    owner = current_owner()
+    return None if owner is None else "\n".join(owner)
+
+
+def _deliver(record: TaskRecord, responses: dict[str, Any]) -> TaskRecord | None:
+    """``tasks/update``: move the answers to open questions over (each checked against its
+    question's result type: a malformed one refuses the whole update with -32602); keys
+    not open are ignored, as the extension asks."""
+    if record.terminal:
+        return None
+    delivered = False
+    for key, answer in responses.items():
+        question = record.input_requests.get(key)
+        if question is None:
+            continue
+        _as_result(_ASKS[question["method"]][1], answer, key)
+        record.input_responses[key] = answer
+        del record.input_requests[key]
+        delivered = True
+    if not delivered:
+        return None
+    if not record.input_requests and record.status == "input_required":
+        record.status = "working"
+    return record
+
+
+def _cancel(record: TaskRecord) -> TaskRecord | None:
+    if record.terminal:
+        return None
+    record.status, record.cancel_requested, record.input_requests = "cancelled", True, {}
+    record.status_message = "Cancelled"
+    return record
+
+
+def _frame(request: StatelessRequest, body: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(request.id) + b',"result":' + body + b"}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

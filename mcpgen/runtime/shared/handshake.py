@@ -1,0 +1,66 @@
+"""What the handshake era (2024-11-05 ... 2025-11-25) adds to the session engine, on
+either side of a connection: the bindings that serve it, the ``initialize`` state, and
+``ping``.
+
+The engine (:mod:`mcpgen.runtime.jsonrpc.session`) knows no method by name; the handshake era
+has two that are special to any side: ``ping`` is answered by the session itself before
+everything else (a peer checks liveness with it, whatever the handlers are busy with),
+and ``initialize`` is never cancelled (the spec forbids it). Both are gone from the
+stateless era, whose requests the sides hand to their own front instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcpgen import generated as bindings
+from mcpgen.runtime.jsonrpc.session import Session
+
+if TYPE_CHECKING:
+    from mcpgen.generated import MethodSpec
+
+HandshakeState = Literal["new", "initializing", "ready"]
+
+
+def _pong(params: Any) -> dict[str, Any]:
+    return {}
+
+
+class HandshakeSession(Session):
+    """A connection that speaks (or starts out in) the handshake era.
+
+    ``state`` is the handshake's progress: "new" until ``initialize`` is under way,
+    "initializing" until the client confirms, then "ready". Before the handshake the
+    peer's capabilities are unknown, so outgoing requests are not checked against them.
+    """
+
+    unqueued = frozenset({"ping"})  # liveness first
+    uncancellable = frozenset({"initialize"})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.state: HandshakeState = "new"
+        if self.role == "server":
+            self.incoming, self.outgoing = bindings.CLIENT_TO_SERVER, bindings.SERVER_TO_CLIENT
+        else:
+            self.incoming, self.outgoing = bindings.SERVER_TO_CLIENT, bindings.CLIENT_TO_SERVER
+        self.decoder = bindings.decoder
+
+    def capabilities_known(self) -> bool:
+        return self.state != "new"
+
+    def find_immediate(self, spec: MethodSpec) -> Callable[[Any], Any] | None:
+        if spec.method == "ping":
+            return _pong
+        return super().find_immediate(spec)
+
+    async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
+        if spec.method == "ping":
+            return {}  # always answered, by either side, whatever the handlers do
+        return await super().call_handler(spec, params)
+
+    _stock_call_handler = call_handler
+
+
+__all__ = ["HandshakeSession", "HandshakeState"]
