@@ -15,7 +15,7 @@ import pytest
 
 from mcpgen import Client, McpError
 from mcpgen.generated import PromptReference, Root, TextContent
-from mcpgen.runtime.client.client import client as client_module
+from mcpgen.runtime.client import client as client_module
 from mcpgen.runtime.client.stateless import Envelope, MissingInputHandler, UnsupportedVersions
 from mcpgen.runtime.jsonrpc.transport import Transport
 from mcpgen.runtime.transports.http_client import HttpTransport

@@ -24,6 +24,7 @@ import httpx
 
 from mcpgen.runtime.auth.oauth import OAuthClient, OAuthError
 from mcpgen.runtime.auth.token_files import FileTokenStorage
+from mcpgen.runtime.shared.meta import META_VERSION
 from mcpgen.runtime.versions import LATEST_STATELESS
 
 CALLBACK_PATH = "/callback"
@@ -168,7 +169,7 @@ class CliAuth:
             "jsonrpc": "2.0",
             "id": 0,
             "method": "server/discover",
-            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": LATEST_STATELESS}},
+            "params": {"_meta": {META_VERSION: LATEST_STATELESS}},
         }
         headers = {
             "accept": "application/json, text/event-stream",

@@ -40,7 +40,7 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -57,9 +57,6 @@ from mcpgen.runtime.auth.token_verify import (
 from mcpgen.runtime.errors import INVALID_REQUEST
 from mcpgen.runtime.jsonrpc.framing import Envelope, error_frame
 from mcpgen.runtime.transports.asgi import Receive, Scope, Send, respond
-
-if TYPE_CHECKING:
-    from mcpgen.runtime.server.server import Server
 
 log = logging.getLogger("mcpgen.auth")
 
@@ -104,6 +101,15 @@ def canonical_resource(uri: str) -> str:
         raise ValueError(f"resource must be an absolute http(s) URI, not {uri!r}")
     path = "" if parts.path == "/" else parts.path
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, "", ""))
+
+
+class ScopeSource(Protocol):
+    """What :class:`BearerAuth` asks of the server it protects (a
+    :class:`~mcpgen.runtime.server.server.Server` satisfies it): the scopes its handlers
+    declare. Declared here so that auth sits below the server and never imports it."""
+
+    def declared_scopes(self) -> list[str]: ...
+    def required_scopes(self, method: str, name: str) -> tuple[str, ...]: ...
 
 
 class BearerAuth:
@@ -158,9 +164,9 @@ class BearerAuth:
         self._origin = f"{parts.scheme}://{parts.netloc}"
         self.metadata_url = f"{self._origin}{WELL_KNOWN}{parts.path}"
         self.metadata_paths = frozenset({WELL_KNOWN, f"{WELL_KNOWN}{parts.path}"})
-        self._server: Server | None = None
+        self._server: ScopeSource | None = None
 
-    def attach(self, server: Server) -> None:
+    def attach(self, server: ScopeSource) -> None:
         """Called by the server this protects (for the scopes its handlers declare)."""
         self._server = server
 

@@ -87,7 +87,7 @@ from mcpgen.runtime.client.tasks import (
 from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, McpError
 from mcpgen.runtime.extras import require
 from mcpgen.runtime.jsonrpc.session import ProgressCallback
-from mcpgen.runtime.jsonrpc.transport import Transport, memory_pair
+from mcpgen.runtime.jsonrpc.transport import Servable, Transport, memory_pair
 from mcpgen.runtime.shared.files import check_root_uri
 from mcpgen.runtime.shared.headers import annotated_params, render
 from mcpgen.runtime.shared.jsonschema import SchemaValidationError, compile_schema
@@ -96,7 +96,6 @@ from mcpgen.version import __version__
 if TYPE_CHECKING:
     import httpx
 
-    from mcpgen.runtime.server.server import Server
 
 log = logging.getLogger("mcpgen")
 T = TypeVar("T")
@@ -159,7 +158,7 @@ class Client:
 
     def __init__(
         self,
-        server: Server | None = None,
+        server: Servable | None = None,
         *,
         connect: Callable[[], Awaitable[Transport]] | None = None,
         name: str = "mcpgen",

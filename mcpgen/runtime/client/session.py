@@ -51,8 +51,8 @@ from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope as Frame
 from mcpgen.runtime.jsonrpc.framing import OutRequest, RequestId, encode
 from mcpgen.runtime.jsonrpc.session import ProgressCallback
-from mcpgen.runtime.server.stateless import META_SUBSCRIPTION
 from mcpgen.runtime.shared.handshake import HandshakeSession
+from mcpgen.runtime.shared.meta import META_SUBSCRIPTION
 from mcpgen.runtime.versions import HANDSHAKE, LATEST, LATEST_STATELESS, STATELESS, era_of
 
 log = logging.getLogger("mcpgen")

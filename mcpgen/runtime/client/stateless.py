@@ -29,12 +29,13 @@ from mcpgen.runtime.errors import (
     UNSUPPORTED_VERSION,
     McpError,
 )
-from mcpgen.runtime.server.stateless import (
+from mcpgen.runtime.shared.meta import (
     META_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_SERVER_INFO,
     META_VERSION,
+    TASKS_EXTENSION,
 )
 from mcpgen.runtime.versions import HANDSHAKE, STATELESS
 
@@ -50,7 +51,6 @@ MAX_ROUNDS = 10
 QUESTIONS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 # The tasks extension (SEP-2663): a request that declares it in its own capabilities may be
 # answered with a task (resultType "task"), only for these methods.
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 TASK_METHODS = frozenset({"tools/call"})
 
 

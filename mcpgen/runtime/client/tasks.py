@@ -30,7 +30,6 @@ from msgspec import UNSET
 from mcpgen import generated as handshake
 from mcpgen.generated import CallToolResult
 from mcpgen.runtime.client.stateless import (
-    TASKS_EXTENSION,
     InvalidResult,
     StatelessCallToolResult,
     answer_inputs,
@@ -38,7 +37,7 @@ from mcpgen.runtime.client.stateless import (
 )
 from mcpgen.runtime.errors import INTERNAL_ERROR, MISSING_CAPABILITY, McpError, RequestTimeout
 from mcpgen.runtime.jsonrpc.session import ProgressCallback
-from mcpgen.runtime.server.stateless import META_CAPABILITIES
+from mcpgen.runtime.shared.meta import META_CAPABILITIES, TASKS_EXTENSION
 
 if TYPE_CHECKING:
     from mcpgen.runtime.client.session import ClientSession

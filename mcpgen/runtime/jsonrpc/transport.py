@@ -86,6 +86,14 @@ class MemoryTransport:
             self._inbox.put_nowait(None)
 
 
+class Servable(Protocol):
+    """Anything that serves one peer over a transport until it closes: what ``Client(server)``
+    connects to in process (a :class:`~mcpgen.runtime.server.server.Server` is one), named
+    here so that the client never imports the server."""
+
+    async def serve(self, transport: Transport) -> None: ...
+
+
 def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:
     """Two connected transports: what one sends, the other receives."""
     a: asyncio.Queue[bytes | None] = asyncio.Queue()

@@ -31,7 +31,7 @@ from mcpgen.runtime.transports.asgi import Receive, Send, respond, sse_headers
 from mcpgen.runtime.versions import SUPPORTED, era_of
 
 if TYPE_CHECKING:
-    from mcpgen.runtime.server.server import Server
+    from mcpgen.runtime.server.host import Host
 
 _END: Any = object()
 _UNBOUNDED = frozenset({"subscriptions/listen"})
@@ -73,7 +73,7 @@ class Slots:
 
 
 async def post(
-    server: Server, env: Envelope, headers: Mapping[str, str], receive: Receive, send: Send, slots: Slots | None = None
+    server: Host, env: Envelope, headers: Mapping[str, str], receive: Receive, send: Send, slots: Slots | None = None
 ) -> None:
     """Answer one stateless-era POST (its body already read and decoded into ``env``);
     ``slots`` bounds the handlers running at once."""

@@ -29,10 +29,11 @@ from msgspec import UNSET, UnsetType
 from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
-from mcpgen.runtime.server.server import http_exchange, sse
+from mcpgen.runtime.server import http_exchange
 from mcpgen.runtime.server.session import ServerSession
 from mcpgen.runtime.stores.event_store import EventStore, MemoryEventStore, SharedEventStore
 from mcpgen.runtime.stores.shared_store import SessionRegistry, SharedStore, StoreUnavailable
+from mcpgen.runtime.transports import sse
 from mcpgen.runtime.transports.asgi import HttpError, Receive, Scope, Send
 from mcpgen.runtime.transports.asgi import accepts as _accepts
 from mcpgen.runtime.transports.asgi import body as _body
@@ -44,7 +45,8 @@ from mcpgen.runtime.transports.asgi import wait_disconnect as _wait_disconnect
 from mcpgen.runtime.versions import HTTP_DEFAULT, era_of, primes_streams
 
 if TYPE_CHECKING:
-    from mcpgen.runtime.server.server import Server
+    from mcpgen.runtime.server.host import Host
+    from mcpgen.runtime.server.legacy_sse import LegacySseEndpoints
 
 log = logging.getLogger("mcpgen")
 
@@ -184,14 +186,14 @@ class _Live:
 
 
 class McpHttpApp:
-    """ASGI application serving one :class:`Server` over Streamable HTTP."""
+    """ASGI application serving one server over Streamable HTTP."""
 
-    def __init__(self, server: Server, options: HttpOptions) -> None:
+    def __init__(self, server: Host, options: HttpOptions) -> None:
         self.server = server
         self.options = options
         self.sessions: dict[str, _Live] = {}
         self._reaper: asyncio.Task[None] | None = None
-        self._legacy: Any = None
+        self._legacy: LegacySseEndpoints | None = None
         self.guard = server.auth  # OAuth (mcpgen.runtime.auth.bearer), or None
         self.registry: SessionRegistry | None = None
         self._closing: set[asyncio.Task[None]] = set()  # reaped sessions being closed
@@ -213,7 +215,9 @@ class McpHttpApp:
         if options.legacy_sse:
             from mcpgen.runtime.server.legacy_sse import LegacySseEndpoints
 
-            self._legacy = LegacySseEndpoints(self)
+            self._legacy = LegacySseEndpoints(
+                server, max_body=options.max_body, keepalive=options.keepalive, guard=self.guard
+            )
 
     # ------------------------------------------------------------ ASGI entry
 

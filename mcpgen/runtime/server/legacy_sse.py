@@ -31,7 +31,8 @@ from mcpgen.runtime.transports.asgi import (
 )
 
 if TYPE_CHECKING:
-    from mcpgen.runtime.server.http_server import McpHttpApp
+    from mcpgen.runtime.auth.bearer import BearerAuth
+    from mcpgen.runtime.server.host import Host
 
 SSE_PATH = "/sse"
 MESSAGES_PATH = "/messages"
@@ -60,8 +61,11 @@ class LegacyTransport:
 
 
 class LegacySseEndpoints:
-    def __init__(self, app: McpHttpApp) -> None:
-        self.app = app
+    def __init__(self, host: Host, *, max_body: int, keepalive: float, guard: BearerAuth | None) -> None:
+        self.host = host
+        self.max_body = max_body
+        self.keepalive = keepalive
+        self.guard = guard
         self.sessions: dict[str, LegacyTransport] = {}
 
     def handles(self, path: str) -> bool:
@@ -75,7 +79,7 @@ class LegacySseEndpoints:
             transport = self.sessions.get((query.get("session_id") or [""])[0])
             if transport is None or transport.owner != current_owner():
                 raise HttpError(404, "Not Found: unknown session")
-            body = await read_body(receive, self.app.options.max_body)
+            body = await read_body(receive, self.max_body)
             try:
                 env = decode_envelope(body)
             except FrameError as exc:
@@ -84,7 +88,7 @@ class LegacySseEndpoints:
             except FrameDropped as exc:
                 await refuse_unreadable(send, exc)
                 return
-            guard = self.app.guard
+            guard = self.guard
             if guard is not None and (refusal := guard.denied(env)) is not None:
                 await refusal.send(send)  # 403 insufficient_scope for what this message calls
                 return
@@ -96,9 +100,9 @@ class LegacySseEndpoints:
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = secrets.token_hex(16)
         transport = LegacyTransport()
-        session = ServerSession(transport, self.app.server, **self.app.server.session_options)
+        session = ServerSession(transport, self.host, **self.host.session_options)
         self.sessions[session_id] = transport
-        self.app.server.sessions.add(session)
+        self.host.sessions.add(session)
         task = asyncio.ensure_future(session.run())
         disconnected = asyncio.ensure_future(wait_disconnect(receive))
         root = scope.get("root_path", "")
@@ -115,7 +119,7 @@ class LegacySseEndpoints:
             while True:
                 getter = asyncio.ensure_future(transport.outbox.get())
                 ready, _ = await asyncio.wait(
-                    {getter, disconnected}, timeout=self.app.options.keepalive, return_when=asyncio.FIRST_COMPLETED
+                    {getter, disconnected}, timeout=self.keepalive, return_when=asyncio.FIRST_COMPLETED
                 )
                 if disconnected in ready:
                     getter.cancel()
@@ -131,7 +135,7 @@ class LegacySseEndpoints:
         finally:
             disconnected.cancel()
             self.sessions.pop(session_id, None)
-            self.app.server.sessions.discard(session)
+            self.host.sessions.discard(session)
             await transport.close()
             await asyncio.wait([task], timeout=5)
 

@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from mcpgen.runtime.shared.meta import META_SUBSCRIPTION
+
 if TYPE_CHECKING:
-    from mcpgen.runtime.server.server import Server
-    from mcpgen.runtime.server.stateless import StatelessRequest, StatelessServer
+    from mcpgen.runtime.server.stateless import FrontHost, StatelessRequest, StatelessServer
 
 log = logging.getLogger("mcpgen")
 
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+SUBSCRIPTION_ID = META_SUBSCRIPTION
 # Filter flag -> (the feature whose list it follows, the capability that offers it)
 _LIST_FLAGS = {
     "toolsListChanged": ("tools", "tools.listChanged"),
@@ -47,7 +48,7 @@ class Subscription(msgspec.Struct, eq=False):
 class ListenHub:
     """The open subscriptions of one server (in this process)."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: FrontHost) -> None:
         self.server = server
         self.subscriptions: set[Subscription] = set()
 

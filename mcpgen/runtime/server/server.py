@@ -29,8 +29,6 @@ import inspect
 import logging
 import os
 import re
-import signal
-import sys
 import typing
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -41,13 +39,11 @@ from msgspec import UNSET, UnsetType
 
 from mcpgen.generated import (
     AudioContent,
-    BlobResourceContents,
     CallToolRequestParams,
     CallToolResult,
     CompleteRequestParams,
     CompleteResult,
     CompleteResultCompletion,
-    ContentBlock,
     EmbeddedResource,
     GetPromptRequestParams,
     GetPromptResult,
@@ -64,7 +60,6 @@ from mcpgen.generated import (
     PaginatedRequestParams,
     Prompt,
     PromptArgument,
-    PromptMessage,
     PromptReference,
     ReadResourceRequestParams,
     ReadResourceResult,
@@ -75,17 +70,18 @@ from mcpgen.generated import (
     SetLevelRequestParams,
     SubscribeRequestParams,
     TextContent,
-    TextResourceContents,
     Tool,
     ToolAnnotations,
     UnsubscribeRequestParams,
 )
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
-from mcpgen.runtime.extras import MissingExtra, require
+from mcpgen.runtime.extras import require
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.session import NOT_NOW, current_request
 from mcpgen.runtime.jsonrpc.transport import Transport
+from mcpgen.runtime.server import running
 from mcpgen.runtime.server.caching import CacheHint
+from mcpgen.runtime.server.content import text_or_bytes, to_content, to_contents, to_messages
 from mcpgen.runtime.server.context import Context
 from mcpgen.runtime.server.input_required import InputRequired
 from mcpgen.runtime.server.listen import ListenHub
@@ -517,7 +513,7 @@ class Server:
         def read(path: str) -> Any:  # file I/O: runs in the thread pool
             full = f"{skill_set.prefix}/{path}" if skill_set.prefix else path
             uri, data, mime = skill_set.read(full)
-            return to_contents(uri, _text_or_bytes(data), mime)
+            return to_contents(uri, text_or_bytes(data), mime)
 
         definition = ResourceTemplate(uri_template=template.template, name="skills")
         self._templates.append(_Template(read, signature_of(read), True, template, definition))
@@ -1067,30 +1063,18 @@ class Server:
 
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes."""
-        session = ServerSession(transport, self, **self.session_options)
-        self.sessions.add(session)
-        try:
-            await session.run()
-        finally:
-            self.sessions.discard(session)
+        await running.serve(self, transport)
 
     async def serve_stdio(self) -> None:
-        from mcpgen.runtime.transports.stdio import server_stdio
-
-        transport = await server_stdio(max_message=self.max_message)
-        try:
-            await self.serve(transport)
-        finally:
-            await self.stop_tasks()
+        """Serve the client on this process's stdin/stdout (then stop the server's tasks)."""
+        await running.serve_stdio(self)
 
     def http_app(self, path: str = "/mcp", **options: Any) -> McpHttpApp:
         """An ASGI app serving this server over Streamable HTTP at ``path`` (mount it in
         Starlette or FastAPI, or serve it with any ASGI server). Options: see
         :class:`~mcpgen.runtime.server.http_server.HttpOptions` (stateless, json_response,
         allowed_hosts, allowed_origins, max_body, session_idle_timeout, max_sessions, ...)."""
-        from mcpgen.runtime.server.http_server import HttpOptions, McpHttpApp
-
-        return McpHttpApp(self, HttpOptions(path=path, **options))
+        return running.http_app(self, path, options)
 
     def run(
         self,
@@ -1105,60 +1089,7 @@ class Server:
         (``transport="http"``; binds 127.0.0.1 unless told otherwise, ``port=0`` picks a
         free port; the URL served is printed to stderr). Without the ``http`` extra,
         ``"http"`` prints the one-line install hint and exits with status 2."""
-        if transport not in ("stdio", "http"):
-            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
-        try:
-            if transport == "stdio":
-                asyncio.run(_until_signal(self.serve_stdio()))
-            else:
-                self._run_http(host, port, path, options)
-        finally:
-            self.threads.shutdown()
-
-    def _run_http(self, host: str, port: int, path: str, options: dict[str, Any]) -> None:
-        try:
-            uvicorn: Any = require("uvicorn", "http", "server.run('http')")
-        except MissingExtra as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
-        from mcpgen.runtime.transports.http_protocol import protocol_class
-
-        config = uvicorn.Config(
-            self.http_app(path, **options), host=host, port=port, log_level="warning", http=protocol_class()
-        )
-        # Bound (and listening) here rather than by uvicorn, so that the URL printed has
-        # the real port (port=0) and a client that reads it may connect at once.
-        sock = config.bind_socket()
-        sock.listen(config.backlog)
-        bound_port = sock.getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        print(
-            f"mcpgen: serving {self.info.name} over Streamable HTTP at http://{shown}:{bound_port}{path}",
-            file=sys.stderr,
-            flush=True,
-        )
-        http_server = uvicorn.Server(config)
-        try:
-            http_server.run(sockets=[sock])
-        except KeyboardInterrupt:
-            pass
-        finally:
-            sock.close()
-
-
-async def _until_signal(main: Awaitable[None]) -> None:
-    """Run ``main``; SIGTERM or SIGINT cancel it, which closes sessions in order."""
-    task = asyncio.ensure_future(main)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        try:
-            loop.add_signal_handler(sig, task.cancel)
-        except (NotImplementedError, RuntimeError):
-            pass
-    try:
-        await task
-    except asyncio.CancelledError:
-        pass
+        running.run(self, transport, host, port, path, options)
 
 
 _ASYNC_BLOCKING = (
@@ -1235,14 +1166,6 @@ def _reader(base: Path, relative: str, uri: str) -> Callable[[], Any]:
     return read
 
 
-def _text_or_bytes(data: bytes) -> str | bytes:
-    """Text when the bytes are UTF-8, else the bytes (as files.read_file reads a file)."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data
-
-
 class _ExtendedCapabilities(ServerCapabilities, kw_only=True):
     """The handshake era's capabilities with the ``extensions`` member of SEP-2133 (its
     schema allows members it does not name; the stateless era's names it)."""
@@ -1271,82 +1194,3 @@ def _decode_cursor(cursor: str) -> int:
         return int(number)
     except (ValueError, UnicodeError):
         raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
-
-
-# ---------------------------------------------------------------- value conversion
-
-_IMAGE_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-
-
-def image_mime(data: bytes) -> str | None:
-    for magic, mime in _IMAGE_MAGIC:
-        if data.startswith(magic):
-            return mime
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
-def to_content(value: Any) -> list[ContentBlock]:
-    """Content blocks for what a tool returned without an output schema."""
-    if value is None:
-        return []
-    if isinstance(value, str):  # the most common return, checked first
-        return [TextContent(text=value)]
-    if isinstance(value, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)):
-        return [value]
-    if isinstance(value, (bytes, bytearray)):
-        data = base64.b64encode(value).decode()
-        mime = image_mime(bytes(value))
-        if mime is not None:
-            return [ImageContent(data=data, mime_type=mime)]
-        blob = BlobResourceContents(uri="mcpgen:result", blob=data, mime_type="application/octet-stream")
-        return [EmbeddedResource(resource=blob)]
-    if isinstance(value, (list, tuple)) and all(
-        isinstance(v, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, str, bytes))
-        for v in value
-    ):
-        return [block for v in value for block in to_content(v)]
-    # json is imported on first use, not before every server's first answer (json.dumps,
-    # not msgspec: its spacing is the text clients have always seen).
-    import json
-
-    return [TextContent(text=json.dumps(msgspec.to_builtins(value)))]
-
-
-def to_contents(uri: str, value: Any, mime_type: Any) -> list[TextResourceContents | BlobResourceContents]:
-    """Resource contents for what a resource function returned."""
-    mime = mime_type if mime_type is not UNSET else UNSET
-    if isinstance(value, (TextResourceContents, BlobResourceContents)):
-        return [value]
-    if isinstance(value, list) and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
-        return value
-    if isinstance(value, (bytes, bytearray)):
-        return [BlobResourceContents(uri=uri, blob=base64.b64encode(value).decode(), mime_type=mime)]
-    if isinstance(value, str):
-        return [TextResourceContents(uri=uri, text=value, mime_type=mime)]
-    import json  # as in to_content: not imported before a server's first answer
-
-    text = json.dumps(msgspec.to_builtins(value))
-    return [TextResourceContents(uri=uri, text=text, mime_type=mime if mime is not UNSET else "application/json")]
-
-
-def to_messages(value: Any) -> list[PromptMessage]:
-    """Prompt messages for what a prompt function returned."""
-    if isinstance(value, PromptMessage):
-        return [value]
-    if isinstance(value, str):
-        return [PromptMessage(role="user", content=TextContent(text=value))]
-    if isinstance(value, (list, tuple)):
-        out: list[PromptMessage] = []
-        for item in value:
-            out.extend(to_messages(item))
-        return out
-    if isinstance(value, (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)):
-        return [PromptMessage(role="user", content=value)]
-    raise TypeError(f"a prompt cannot return {type(value).__name__}")

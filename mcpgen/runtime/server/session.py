@@ -23,6 +23,7 @@ from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, RequestId, error_frame
 from mcpgen.runtime.jsonrpc.session import log
 from mcpgen.runtime.shared.handshake import HandshakeSession
+from mcpgen.runtime.shared.meta import META_VERSION
 from mcpgen.runtime.versions import STATELESS, Era, negotiate
 
 _VERSION_KEY = b"modelcontextprotocol"  # a cheap look before parsing (a slash may be escaped)
@@ -87,9 +88,7 @@ class ServerSession(HandshakeSession, ServerCalls):
             meta = msgspec.json.decode(env.params).get("_meta")
         except (msgspec.DecodeError, AttributeError, RecursionError):
             return "handshake"
-        return (
-            "stateless" if isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta else "handshake"
-        )
+        return "stateless" if isinstance(meta, dict) and META_VERSION in meta else "handshake"
 
     def _on_stateless(self, env: Envelope) -> None:
         if env.method is UNSET:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from msgspec import UNSET
@@ -39,6 +39,14 @@ from mcpgen.runtime.server.input_required import InputRequired, InputScope, Stat
 from mcpgen.runtime.server.params_merge import decoder as merged_decoder
 from mcpgen.runtime.server.params_merge import merged_params
 from mcpgen.runtime.shared import headers as http_headers
+from mcpgen.runtime.shared.meta import (
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_SERVER_INFO,
+    META_VERSION,
+    TASKS_EXTENSION,
+)
 from mcpgen.runtime.versions import (
     LATEST,
     LATEST_STATELESS,
@@ -50,19 +58,71 @@ from mcpgen.runtime.versions import (
 )
 
 if TYPE_CHECKING:
-    from mcpgen.runtime.server.server import Server
+    from mcpgen.generated import MethodSpec
+    from mcpgen.runtime.jsonrpc.capabilities import Declared
 
 log = logging.getLogger("mcpgen")
 
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
-
 Sink = Callable[[bytes], Awaitable[None]]
 """Where a request's own notifications go (progress, logs, listen events)."""
+
+
+class TaskFront(Protocol):
+    """What the front asks of the tasks extension's manager (:mod:`.tasks`)."""
+
+    def admit(
+        self,
+        front: StatelessServer,
+        env: Envelope,
+        raw: dict[str, Any],
+        headers: Mapping[str, str] | None,
+        sink: Sink | None,
+    ) -> tuple[StatelessRequest, dict[str, Any]]: ...
+
+    async def serve(self, front: StatelessServer, request: StatelessRequest, raw: dict[str, Any]) -> bytes: ...
+
+    async def call_tool(self, front: StatelessServer, request: StatelessRequest, params: Any) -> bytes | None: ...
+
+
+class ListenFront(Protocol):
+    """What the front asks of the server's open subscriptions (:mod:`.listen`)."""
+
+    async def listen(self, stateless: StatelessServer, request: StatelessRequest, params: Any) -> bytes: ...
+
+
+class FrontHost(Protocol):
+    """What the stateless front, the tasks extension and ``subscriptions/listen`` use of the
+    :class:`~mcpgen.runtime.server.server.Server` they serve: declared here so that these
+    modules sit below the server and never import it (it satisfies this structurally; typing
+    only). Handlers are looked up by name on it, as the method table names them."""
+
+    @property
+    def info(self) -> Any: ...
+    @property
+    def instructions(self) -> str | None: ...
+    @property
+    def state_key(self) -> bytes | str | None: ...
+    @property
+    def session_options(self) -> dict[str, Any]: ...
+    @property
+    def extension_methods(self) -> dict[str, MethodSpec]: ...
+    @property
+    def listeners(self) -> ListenFront: ...
+    @property
+    def tasks(self) -> TaskFront: ...
+    @property
+    def offers_tasks(self) -> bool: ...
+    @property
+    def declared(self) -> Declared: ...
+
+    def declares(self, path: str) -> bool: ...
+    def capabilities(self) -> Any: ...
+    def cache_hint(self, method: str, params: Any = None) -> CacheHint: ...
+    def tool_headers(self, name: str) -> dict[str, str]: ...
+    def task_support(self, name: str) -> tuple[str, str] | None: ...
+    def immediate_handler(self, name: str) -> Callable[[Any], Any] | None: ...
+    async def call_tool(self, params: Any) -> Any: ...
+
 
 # The tasks extension's methods (mcpgen.runtime.server.tasks): not in the core schema.
 _TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
@@ -143,9 +203,9 @@ _UNREADABLE = (msgspec.MsgspecError, ValueError, TypeError, RecursionError)
 
 
 class StatelessServer:
-    """Serves stateless-era requests for one :class:`Server`."""
+    """Serves stateless-era requests for one server."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: FrontHost) -> None:
         self.server = server
         self.package = bindings(LATEST_STATELESS)
         # The core's requests, and those the server's extensions add (Server.add_extension_method).
@@ -444,8 +504,6 @@ class StatelessServer:
             "capabilities": msgspec.to_builtins(self.server.capabilities()),
         }
         if self.server.offers_tasks:
-            from mcpgen.runtime.server.tasks import TASKS_EXTENSION
-
             result["capabilities"].setdefault("extensions", {})[TASKS_EXTENSION] = {}
         if self.server.instructions:
             result["instructions"] = self.server.instructions

@@ -36,7 +36,7 @@ import logging
 import secrets
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -46,22 +46,18 @@ from mcpgen.runtime.jsonrpc.framing import Envelope
 from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
 from mcpgen.runtime.server.input_required import _as_result, _wire_params
 from mcpgen.runtime.server.stateless import (
-    META_CAPABILITIES,
-    META_CLIENT_INFO,
+    FrontHost,
     Sink,
     StatelessPeer,
     StatelessRequest,
     StatelessServer,
 )
 from mcpgen.runtime.shared import headers as http_headers
+from mcpgen.runtime.shared.meta import META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, TASKS_EXTENSION
 from mcpgen.runtime.stores.task_store import MemoryTaskStore, TaskRecord, TaskStore, decode_record, encode_record
-
-if TYPE_CHECKING:
-    from mcpgen.runtime.server.server import Server
 
 log = logging.getLogger("mcpgen")
 
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 TaskSupport = Literal["optional", "required"]
 TaskStart = Literal["call", "explicit"]
@@ -96,7 +92,7 @@ class TaskManager:
 
     def __init__(
         self,
-        server: Server,
+        server: FrontHost,
         store: TaskStore | None = None,
         *,
         ttl_ms: int | None = 3_600_000,
@@ -145,7 +141,7 @@ class TaskManager:
         request = StatelessRequest(
             id=env.id,
             method=env.method,
-            version=meta["io.modelcontextprotocol/protocolVersion"],
+            version=meta[META_VERSION],
             capabilities=capabilities,
             client_info=info if isinstance(info, dict) else None,
             log_level=None,

@@ -16,12 +16,13 @@ import re
 from typing import Any
 
 from mcpgen.runtime.extras import require
+from mcpgen.runtime.shared.meta import RESERVED_PREFIX, SKILLS_EXTENSION
 
-EXTENSION = "io.modelcontextprotocol/skills"
+EXTENSION = SKILLS_EXTENSION
 """The extension's identifier under ``capabilities.extensions``."""
 META_PREFIX = "io.modelcontextprotocol.skills/"
 """The prefix of the ``_meta`` keys a skill resource carries."""
-RESERVED_METADATA = "io.modelcontextprotocol/"
+RESERVED_METADATA = RESERVED_PREFIX
 """Frontmatter ``metadata`` keys under this prefix belong to MCP extensions."""
 SKILL_FILE = "SKILL.md"
 SCHEME = "skill://"

@@ -39,6 +39,7 @@ from msgspec import UNSET, UnsetType
 from mcpgen.runtime.errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from mcpgen.runtime.jsonrpc.framing import RequestId, error_frame
 from mcpgen.runtime.shared.headers import NAME_PARAMS, encode_value
+from mcpgen.runtime.shared.meta import META_VERSION
 from mcpgen.runtime.transports import http11, sse
 
 log = logging.getLogger("mcpgen")
@@ -249,7 +250,7 @@ class HttpTransport:
         method: str = probe.method
         params = _modern_params.decode(probe.params) if isinstance(probe.params, msgspec.Raw) else _ModernParams()
         headers = {"mcp-method": _header_value(method)}
-        version = params.meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(params.meta, dict) else None
+        version = params.meta.get(META_VERSION) if isinstance(params.meta, dict) else None
         if isinstance(version, str):
             headers["mcp-protocol-version"] = version
         # The tasks extension names the task in Mcp-Name, for routing to where it lives.

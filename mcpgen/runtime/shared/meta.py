@@ -1,0 +1,21 @@
+"""Wire names both sides use that the schema does not spell as types: the ``_meta`` keys of
+the stateless era (2026-07-28) and the identifiers of the extensions mcpgen speaks.
+
+One home for each, so the client never imports the server's modules for a constant and no
+key is spelt twice."""
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+"""The protocol version a stateless-era request is made in (its presence marks the era)."""
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+"""The id of the ``subscriptions/listen`` request a notification belongs to."""
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+"""The tasks extension (SEP-2663), under ``capabilities.extensions``."""
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+"""The skills extension, under ``capabilities.extensions``."""
+RESERVED_PREFIX = "io.modelcontextprotocol/"
+"""Keys under this prefix belong to MCP and its extensions."""
