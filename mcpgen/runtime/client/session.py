@@ -331,12 +331,12 @@ class ClientSession(HandshakeSession, ClientCalls):
             if rounds > MAX_ROUNDS:
                 raise InvalidResult(f"{method}: the server still asks for input after {MAX_ROUNDS} rounds")
             has_inputs = head.input_requests is not UNSET and head.input_requests is not None
-            answers = await answer_inputs(head.input_requests, self._ask) if has_inputs else None
+            answers = await answer_inputs(head.input_requests, self.ask) if has_inputs else None
             state = head.request_state if isinstance(head.request_state, str) else None
             if answers is None and state is None:
                 raise InvalidResult(f"{method}: an InputRequiredResult with neither inputRequests nor requestState")
 
-    async def _ask(self, method: str, key: str, params: Any) -> Any:
+    async def ask(self, method: str, key: str, params: Any) -> Any:
         """Answer one of the server's questions with the handlers the handshake era's
         requests reach (the Client's sampling, elicitation and roots)."""
         try:

@@ -236,7 +236,7 @@ async def open_task(
     handle = TaskHandle(
         session, tool, seed, state, finish=finish, on_status=on_status, request_timeout=request_timeout, release=release
     )
-    await handle._observe(seed)
+    await handle.observe(seed)
     if seed.status != "working":  # its details (result, error, questions) come from tasks/get
         await handle.status()
     return handle
@@ -248,7 +248,7 @@ def watch_progress(session: ClientSession, on_progress: ProgressCallback) -> tup
     request's id (as a plain call's is) but to a token of its own, routed by the
     session's progress table for as long as the task runs."""
     token = f"task-{secrets.token_hex(8)}"
-    table = session._progress  # the engine's dispatch of notifications/progress by token
+    table = session.progress_handlers  # the engine's dispatch of notifications/progress by token
     table[token] = on_progress
 
     def release() -> None:
@@ -320,7 +320,7 @@ class TaskHandle:
         if status.task_id != self.last.task_id:
             raise InvalidResult(f"tasks/get: asked for task {self.last.task_id}, got {status.task_id}")
         self._state = state
-        await self._observe(status)
+        await self.observe(status)
         return status
 
     async def update(self, responses: dict[str, Any]) -> None:
@@ -338,7 +338,7 @@ class TaskHandle:
             return False
         # The session's own answering of an InputRequiredResult's questions: the same
         # handlers, the same errors (MissingInputHandler when one is not there).
-        await self.update(await answer_inputs(pending, self.session._ask))
+        await self.update(await answer_inputs(pending, self.session.ask))
         return True
 
     async def cancel(self) -> None:
@@ -389,7 +389,7 @@ class TaskHandle:
             error.get("data", UNSET),
         )
 
-    async def _observe(self, status: TaskStatus) -> None:
+    async def observe(self, status: TaskStatus) -> None:
         self.last = status
         if status.done:
             self._ended()

@@ -137,7 +137,7 @@ class Session:
         self._pending: dict[RequestId, tuple[asyncio.Future[Any], msgspec.json.Decoder[Any] | None]] = {}
         self._inflight: dict[RequestId, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._progress: dict[str | int, ProgressCallback] = {}
+        self.progress_handlers: dict[str | int, ProgressCallback] = {}
         # Our requests' deadlines, by timeout (a dict keeps insertion order, so within one
         # timeout the earliest deadline is first), and the one timer that expires them.
         self._deadlines: dict[float, dict[RequestId, tuple[float, asyncio.Future[Any], str]]] = {}
@@ -301,7 +301,7 @@ class Session:
         runs in a task as usual. Sides with their own handling of a method return None."""
         if self.handler_timeout is not None:
             return None  # keep one code path for timed handlers
-        if type(self).call_handler is not type(self)._stock_call_handler:
+        if type(self).call_handler is not type(self).stock_call_handler:
             return None  # a subclass's call_handler must see every request
         return self.find_immediate(spec)
 
@@ -413,7 +413,9 @@ class Session:
             raise NotImplementedError(spec.method)
         return await handler(params)
 
-    _stock_call_handler = call_handler  # the call_handler immediate handlers stand in for
+    # The call_handler that immediate handlers stand in for: a class of this library that
+    # overrides call_handler names its own here, so only a user's subclass loses them.
+    stock_call_handler = call_handler
 
     def _on_notification(self, env: Envelope) -> None:
         method: str = env.method
@@ -460,7 +462,7 @@ class Session:
             task.cancel()
 
     def _on_progress(self, params: Any) -> None:
-        callback = self._progress.get(params.progress_token)
+        callback = self.progress_handlers.get(params.progress_token)
         if callback is None:
             return
         total = params.total if params.total is not UNSET else None
@@ -568,7 +570,7 @@ class Session:
         # A raw result needs no decoding: the envelope's decode already cut it out and checked it.
         self._pending[rid] = (future, None if result_type is msgspec.Raw else self.decoder(result_type))
         if on_progress is not None:
-            self._progress[rid] = on_progress
+            self.progress_handlers[rid] = on_progress
         limit = self.request_timeout if timeout is UNSET else timeout
         if limit is not None:
             self._watch(rid, future, method, limit, loop)
@@ -621,8 +623,8 @@ class Session:
     def _settle(self, rid: RequestId, limit: float | None) -> None:
         """Forget a request that ended (answered, failed, timed out or abandoned)."""
         self._pending.pop(rid, None)
-        if self._progress:
-            self._progress.pop(rid, None)
+        if self.progress_handlers:
+            self.progress_handlers.pop(rid, None)
         if limit is not None:
             group = self._deadlines.get(limit)
             if group is not None and group.pop(rid, None) is not None and not group:

@@ -128,13 +128,13 @@ class InputScope:
         count = self._counts[short] = self._counts.get(short, 0) + 1
         key = key or f"{short}-{count}"
         if key in self.answers:
-            return _as_result(result_name, self.answers[key], key)
+            return answer_as_result(result_name, self.answers[key], key)
         if key in self.responses:
             answer = self.responses[key]
-            result = _as_result(result_name, answer, key)
+            result = answer_as_result(result_name, answer, key)
             self.answers[key] = answer
             return result
-        self.pending[key] = {"method": method, "params": _wire_params(params)}
+        self.pending[key] = {"method": method, "params": wire_params(params)}
         raise InputRequired(self)
 
     def _require(self, method: str, capability: str, params: Any) -> None:
@@ -190,7 +190,7 @@ def _digest(method: str, params: dict[str, Any]) -> str:
     return _b64(hashlib.sha256(blob).digest()[:16])
 
 
-def _as_result(result_name: str, answer: Any, key: str) -> Any:
+def answer_as_result(result_name: str, answer: Any, key: str) -> Any:
     """The answer as the result type handlers receive (the handshake era's, which both
     eras' handlers are written against), checked against the stateless era's schema."""
     from mcpgen import generated as handshake
@@ -204,7 +204,7 @@ def _as_result(result_name: str, answer: Any, key: str) -> Any:
         raise McpError(INVALID_PARAMS, f"Invalid params: inputResponses.{key}: {exc}") from None
 
 
-def _wire_params(params: Any) -> Any:
+def wire_params(params: Any) -> Any:
     """An input request's params as the stateless era sends them (no ``_meta``, no task)."""
     data = msgspec.to_builtins(params)
     if isinstance(data, dict):

@@ -216,7 +216,7 @@ class ServerSession(HandshakeSession, ServerCalls):
             self.log_level = params.level
         return result
 
-    _stock_call_handler = call_handler
+    stock_call_handler = call_handler
 
     async def _initialize(self, params: InitializeRequestParams) -> InitializeResult:
         self.protocol_version = negotiate(params.protocol_version)

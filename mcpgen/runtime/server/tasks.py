@@ -44,7 +44,7 @@ from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CAPABILITY, McpError
 from mcpgen.runtime.jsonrpc.framing import Envelope
 from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
-from mcpgen.runtime.server.input_required import _as_result, _wire_params
+from mcpgen.runtime.server.input_required import answer_as_result, wire_params
 from mcpgen.runtime.server.stateless import (
     FrontHost,
     Sink,
@@ -218,7 +218,7 @@ class TaskManager:
         owner = self.owner(request)
         if start == "explicit":
             return await self._call_then_hand_off(front, request, params, owner)
-        record = await self._create(params.name, owner)
+        record = await self.create(params.name, owner)
         peer = TaskPeer(self, front, request, record.task_id)
         tool = self._start_tool(front, request, params, peer)
         self._supervise(record.task_id, tool)
@@ -259,7 +259,7 @@ class TaskManager:
         finally:
             current_request.reset(token)
 
-    async def _create(self, tool: str, owner: str | None) -> TaskRecord:
+    async def create(self, tool: str, owner: str | None) -> TaskRecord:
         now = _now()
         while True:
             record = TaskRecord(
@@ -404,7 +404,7 @@ class TaskManager:
         short = _SHORT[method]
         peer.asked[short] = count = peer.asked.get(short, 0) + 1
         key = key or f"{short}-{count}"
-        question = {"method": method, "params": _wire_params(params)}
+        question = {"method": method, "params": wire_params(params)}
 
         def open_question(record: TaskRecord) -> TaskRecord | None:
             if record.terminal:
@@ -429,7 +429,7 @@ class TaskManager:
             return record
 
         await self._revise(task_id, take)
-        return _as_result(result_name, answer, key)
+        return answer_as_result(result_name, answer, key)
 
     async def progress(self, peer: TaskPeer, params: Any) -> None:
         """A progress report of a running task, shown as its ``statusMessage``."""
@@ -469,7 +469,7 @@ class TaskPeer(StatelessPeer):
         task (a no-op once it is one, or for a tool not declared ``task_start="explicit"``)."""
         if self.task_id is not None or self.handed is None or self.handed.done():
             return
-        record = await self.manager._create(self.tool, self.owner)
+        record = await self.manager.create(self.tool, self.owner)
         self.task_id = record.task_id
         self.handed.set_result(record)
 
@@ -513,7 +513,7 @@ def _deliver(record: TaskRecord, responses: dict[str, Any]) -> TaskRecord | None
         question = record.input_requests.get(key)
         if question is None:
             continue
-        _as_result(_ASKS[question["method"]][1], answer, key)
+        answer_as_result(_ASKS[question["method"]][1], answer, key)
         record.input_responses[key] = answer
         del record.input_requests[key]
         delivered = True

@@ -60,7 +60,7 @@ class HandshakeSession(Session):
             return {}  # always answered, by either side, whatever the handlers do
         return await super().call_handler(spec, params)
 
-    _stock_call_handler = call_handler
+    stock_call_handler = call_handler
 
 
 __all__ = ["HandshakeSession", "HandshakeState"]

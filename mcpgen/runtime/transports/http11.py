@@ -105,7 +105,7 @@ class Response:
 
     # ------------------------------------------------------------ fed by the connection
 
-    def _head(self, status: int, raw: list[tuple[bytes, bytes]]) -> None:
+    def got_head(self, status: int, raw: list[tuple[bytes, bytes]]) -> None:
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
         if len(headers) != len(raw):  # a repeated header: its values joined, in order
             headers = {}
@@ -118,7 +118,7 @@ class Response:
         self.head_done = True
         self._changed()
 
-    def _feed(self, data: bytes) -> None:
+    def got_body(self, data: bytes) -> None:
         if self._decompress is not None:
             try:
                 data = self._decompress.decompress(data)
@@ -132,14 +132,14 @@ class Response:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def _finish(self) -> None:
+    def got_end(self) -> None:
         if self._decompress is not None:
             self._chunks.append(self._decompress.flush())
         self.complete = True
         self._conn = None
         self._changed()
 
-    def _fail(self, exc: BaseException) -> None:
+    def failed(self, exc: BaseException) -> None:
         if self.complete or self.error is not None:
             return
         self.error = exc
@@ -231,7 +231,7 @@ class Response:
     def abort(self) -> None:
         self.notify = None
         conn = self._conn
-        self._fail(HttpError("the response was abandoned"))
+        self.failed(HttpError("the response was abandoned"))
         if conn is not None:
             conn.close()
 
@@ -297,22 +297,22 @@ class _Connection(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except (httptools.HttpParserError, HttpError) as exc:
-            self._broken(HttpError(f"malformed HTTP response: {exc}"))
+            self.abort_with(HttpError(f"malformed HTTP response: {exc}"))
 
     def eof_received(self) -> bool | None:
         return None  # let the transport close; connection_lost settles the response
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        self.pool._lost(self)
+        self.pool.discard(self)
         response, self.response = self.response, None
         if response is None:
             return
         if response.head_done and self._close_delimited and exc is None:
-            response._finish()  # a body without length or chunks ends with the connection
+            response.got_end()  # a body without length or chunks ends with the connection
         else:
             why = f": {exc}" if exc is not None else ""
-            response._fail(HttpError(f"the server closed the connection before the response ended{why}"))
+            response.failed(HttpError(f"the server closed the connection before the response ended{why}"))
 
     def pause_writing(self) -> None:
         pass  # requests are small; asyncio buffers what the socket does not take
@@ -332,24 +332,24 @@ class _Connection(asyncio.Protocol):
             return  # 100 Continue, 103 Early Hints: the real answer follows
         self._keep_alive = self.parser.should_keep_alive()
         response = self.response
-        response._head(status, self._raw)
+        response.got_head(status, self._raw)
         headers = response.headers
         self._close_delimited = "content-length" not in headers and "transfer-encoding" not in headers
 
     def on_body(self, body: bytes) -> None:
         if self.response is not None:
-            self.response._feed(body)
+            self.response.got_body(body)
 
     def on_message_complete(self) -> None:
         if self._informational:
             return
         response, self.response = self.response, None
         if self._keep_alive and not self.closed:
-            self.pool._release(self)
+            self.pool.release(self)
         else:
             self.close()
         if response is not None:
-            response._finish()
+            response.got_end()
 
     # ------------------------------------------------------------ used by the pool
 
@@ -374,11 +374,11 @@ class _Connection(asyncio.Protocol):
             self.closed = True
             self.transport.abort()  # nothing of ours is left to flush: no lingering close
 
-    def _broken(self, exc: HttpError) -> None:
+    def abort_with(self, exc: HttpError) -> None:
         response, self.response = self.response, None
         self.close()
         if response is not None:
-            response._fail(exc)
+            response.failed(exc)
 
 
 class Pool:
@@ -459,7 +459,7 @@ class Pool:
                 handed = await waiter
             except BaseException:
                 if waiter.done() and not waiter.cancelled() and waiter.result() is not None:
-                    self._release(waiter.result())  # type: ignore[arg-type]
+                    self.release(waiter.result())  # type: ignore[arg-type]
                 raise
             if handed is not None:
                 return handed
@@ -498,7 +498,7 @@ class Pool:
             raise
         return response
 
-    def _release(self, conn: _Connection) -> None:
+    def release(self, conn: _Connection) -> None:
         self._busy.discard(conn)
         if self._closed or conn.closed:
             conn.close()
@@ -512,7 +512,7 @@ class Pool:
         conn.idle_since = asyncio.get_running_loop().time()
         self._idle.append(conn)
 
-    def _lost(self, conn: _Connection) -> None:
+    def discard(self, conn: _Connection) -> None:
         self._busy.discard(conn)
         if conn in self._idle:
             self._idle.remove(conn)
@@ -526,7 +526,7 @@ class Pool:
         """Close every connection; responses still being read fail."""
         self._closed = True
         for conn in [*self._idle, *self._busy]:
-            conn._broken(HttpError("the HTTP client is closed"))
+            conn.abort_with(HttpError("the HTTP client is closed"))
         self._idle.clear()
         self._busy.clear()
         while self._waiters:

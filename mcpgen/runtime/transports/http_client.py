@@ -198,7 +198,7 @@ class HttpTransport:
                 try:
                     data = fast.request_bytes(headers, frame)
                 except http11.HttpError:
-                    fast._release(conn)
+                    fast.release(conn)
                     raise
                 response = conn.send(data)
                 self._fast_pending[request_id] = response
