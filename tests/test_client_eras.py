@@ -15,7 +15,7 @@ import pytest
 
 from mcpgen import Client, McpError
 from mcpgen.generated import PromptReference, Root, TextContent
-from mcpgen.runtime.client import client as client_module
+from mcpgen.runtime.client import era as eras
 from mcpgen.runtime.client.stateless import Envelope, MissingInputHandler, UnsupportedVersions
 from mcpgen.runtime.jsonrpc.transport import Transport
 from mcpgen.runtime.transports.http_client import HttpTransport
@@ -196,16 +196,16 @@ async def test_listen_in_the_handshake_era_too() -> None:
 
 
 async def test_http_verdict_is_cached_per_endpoint(http_url: str) -> None:
-    client_module._VERDICTS.pop(http_url, None)
+    eras.forget(http_url)
     async with make("http", "auto", http_url) as client:
         assert client.spoken_era == "stateless"
-    assert client_module._VERDICTS[http_url] == "stateless"
-    client_module._VERDICTS[http_url] = "handshake"  # as if found before: no probe this time
+    assert eras.known(http_url) == "stateless"
+    eras.remember(http_url, "auto", "handshake", False)  # as if found before: no probe this time
     try:
         async with make("http", "auto", http_url) as client:
             assert client.spoken_era == "handshake"
     finally:
-        client_module._VERDICTS.pop(http_url, None)
+        eras.forget(http_url)
 
 
 async def test_a_stdio_server_is_probed_once() -> None:
@@ -293,7 +293,7 @@ class RecordingHttp(HttpTransport):
 
 
 async def test_a_probe_that_times_out_falls_back_cleanly_over_http(http_url: str) -> None:
-    client_module._VERDICTS.pop(http_url, None)
+    eras.forget(http_url)
     made: list[RecordingHttp] = []
 
     async def connect() -> Transport:
@@ -310,7 +310,7 @@ async def test_a_probe_that_times_out_falls_back_cleanly_over_http(http_url: str
     assert ("notifications/cancelled", True, None) in frames
     assert all(stateless or session or method == "initialize" for method, stateless, session in frames), frames
     # Silence is no verdict on the server (a busy modern server is silent too): probed again.
-    assert http_url not in client_module._VERDICTS
+    assert eras.known(http_url) is None
     async with make("http", "auto", http_url) as client:
         assert client.spoken_era == "stateless"
 
@@ -324,10 +324,10 @@ async def test_a_slow_probe_over_stdio_still_ends_in_the_stateless_era() -> None
 
 
 async def test_a_pinned_era_is_no_verdict_on_the_server(http_url: str) -> None:
-    client_module._VERDICTS.pop(http_url, None)
+    eras.forget(http_url)
     async with make("http", "handshake", http_url) as client:
         assert client.spoken_era == "handshake"
-    assert http_url not in client_module._VERDICTS
+    assert eras.known(http_url) is None
     async with make("http", "auto", http_url) as client:
         assert client.spoken_era == "stateless"
 

@@ -59,6 +59,7 @@ from mcpgen.generated import (
     Root,
     Tool,
 )
+from mcpgen.runtime.client import era as eras
 from mcpgen.runtime.client.listen import Listener, subscription_filter
 from mcpgen.runtime.client.session import ClientSession
 from mcpgen.runtime.client.skills import (
@@ -99,9 +100,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpgen")
 T = TypeVar("T")
-# The era each HTTP endpoint spoke, kept for the life of the process: a server found to
-# speak only the handshake era is not probed again.
-_VERDICTS: dict[str, str] = {}
 DEFAULT_ERA = "auto"
 """The era a Client speaks unless told (``era=``): probe, then speak what the server
 proves it speaks."""
@@ -256,14 +254,14 @@ class Client:
         """A client for a server speaking the 2024-11-05 HTTP+SSE transport (``.../sse``);
         without the ``http`` extra, raises as :meth:`http` does. "auto" speaks the handshake
         era there at once: the stateless era has no HTTP+SSE binding, so there is nothing
-        to probe for."""
+        to probe for (the transport says so: :mod:`mcpgen.runtime.client.era`)."""
         require("httpx", "http", "Client.sse")
-        if options.get("era", DEFAULT_ERA) == "auto":
-            options["era"] = "handshake"
+        from mcpgen.runtime.transports.legacy_sse_client import LegacySseTransport
+
+        if options.get("era", DEFAULT_ERA) == eras.AUTO:
+            options["era"] = LegacySseTransport.only_era
 
         async def connect() -> Transport:
-            from mcpgen.runtime.transports.legacy_sse_client import LegacySseTransport
-
             return await LegacySseTransport.connect(url, headers=headers)
 
         return cls(connect=connect, **options)
@@ -300,17 +298,16 @@ class Client:
         self._session = session
         self._tasks.append(asyncio.get_running_loop().create_task(session.run()))
         endpoint = getattr(transport, "url", None)
-        era = self.era
-        if era == "auto" and isinstance(endpoint, str) and _VERDICTS.get(endpoint) == "handshake":
-            era = "handshake"  # found before: no need to probe again
         try:
             self.initialize_result = await session.connect(
-                self.capabilities(), self.info, era, probe_timeout=self.probe_timeout, cache=self.cache
+                self.capabilities(),
+                self.info,
+                self.era,
+                known_era=getattr(transport, "only_era", None) or eras.known(endpoint),
+                probe_timeout=self.probe_timeout,
+                cache=self.cache,
             )
-            # Only a probe's answer is a verdict on the server: a pinned era says what the
-            # user chose, and a probe that timed out may have met a busy modern server.
-            if era == "auto" and isinstance(endpoint, str) and session.era is not None and not session.probe_timed_out:
-                _VERDICTS[endpoint] = session.era
+            eras.remember(endpoint, self.era, session.era, session.probe_timed_out)
             if session.modern is not None and self.on_log is not None:
                 session.modern.log_level = "debug"  # a log handler wants the logs (the level can be raised)
             if session.era == "stateless" and self.on_notification is not None:

@@ -29,6 +29,8 @@ from mcpgen.generated import (
     decoder,
 )
 from mcpgen.runtime.client.cache import CACHEABLE, ResultCache, cache_key
+from mcpgen.runtime.client.era import NoCommonVersion, after_probe, after_slow_probe
+from mcpgen.runtime.client.era import plan as era_plan
 from mcpgen.runtime.client.stateless import (
     ASKING_METHODS,
     KINDED,
@@ -41,7 +43,6 @@ from mcpgen.runtime.client.stateless import (
     accepts_task,
     answer_inputs,
     head_decoder,
-    modern_evidence,
     pick_version,
     request_body,
     without_core_tasks,
@@ -94,16 +95,18 @@ class ClientSession(HandshakeSession, ClientCalls):
         client_info: Implementation,
         era: str = "auto",
         *,
+        known_era: str | None = None,
         probe_timeout: float = 3.0,
         cache: bool = True,
     ) -> InitializeResult:
         """Open the session in the era ``era`` asks for: "handshake", "stateless", a
         version (that version's era, pinned), or "auto" (probe with ``server/discover`` and
-        fall back to ``initialize`` on anything that is not proof of a modern server)."""
-        pinned = era if era not in ("auto", "handshake", "stateless") else None
-        if pinned is not None and era_of(pinned) is None:
-            raise ValueError(f"mcpgen does not speak protocol version {pinned!r}")
-        if era == "handshake" or (pinned is not None and era_of(pinned) == "handshake"):
+        fall back to ``initialize`` on anything that is not proof of a modern server; no
+        probe where ``known_era`` says the endpoint speaks only the handshake era). The
+        rules are :mod:`mcpgen.runtime.client.era`'s."""
+        opening = era_plan(era, known_era)
+        pinned = opening.pinned
+        if opening.era == "handshake":
             return await self.start(capabilities, client_info, pinned or LATEST)
         self.modern = Envelope(
             pinned or LATEST_STATELESS,
@@ -113,10 +116,10 @@ class ClientSession(HandshakeSession, ClientCalls):
         )
         self.own_caps = Declared(capabilities)
         try:
-            return await self._probe(pinned, probe_timeout if era == "auto" else UNSET, cache)
+            return await self._probe(pinned, probe_timeout if opening.probe else UNSET, cache)
         except (McpError, RequestTimeout) as exc:
-            if era != "auto" or (modern_evidence(exc) and not isinstance(exc, _NoModernVersion)):
-                if isinstance(exc, _NoModernVersion):
+            if after_probe(opening.probe, exc) == "raise":
+                if isinstance(exc, NoCommonVersion):
                     raise UnsupportedVersions(exc.ours, exc.theirs) from None
                 raise
             log.debug("mcpgen: server/discover answered %s: speaking the handshake era", exc)
@@ -124,7 +127,7 @@ class ClientSession(HandshakeSession, ClientCalls):
             try:
                 return await self._fall_back(capabilities, client_info, exc)
             except McpError as refused:
-                if not isinstance(exc, RequestTimeout) or not modern_evidence(refused):
+                if not after_slow_probe(exc, refused):
                     raise
                 # The probe was only slow: the server refuses initialize as only a modern
                 # one does (over stdio the probe made the connection stateless). Speak the
@@ -136,7 +139,7 @@ class ClientSession(HandshakeSession, ClientCalls):
 
     async def _probe(self, pinned: str | None, timeout: float | UnsetType, cache: bool) -> InitializeResult:
         """``server/discover`` in the stateless era, then open in the newest version both
-        sides speak (raises what the probe answered, or :class:`_NoModernVersion`)."""
+        sides speak (raises what the probe answered, or :class:`~mcpgen.runtime.client.era.NoCommonVersion`)."""
         assert self.modern is not None
         self._transport_era("stateless")
         found = await self.discover(timeout=timeout)
@@ -144,7 +147,7 @@ class ClientSession(HandshakeSession, ClientCalls):
         if version is None:
             # A discover result naming no version of ours: legacy for "auto" (as an
             # older server's reply would be), an error when the era was pinned.
-            raise _NoModernVersion([pinned] if pinned else list(STATELESS), found.supported_versions)
+            raise NoCommonVersion([pinned] if pinned else list(STATELESS), found.supported_versions)
         self.modern.version = version
         self.cache = ResultCache() if cache else None
         return self._opened(found, version)
@@ -417,10 +420,6 @@ class ClientSession(HandshakeSession, ClientCalls):
                     deliver(env.method, params)
                 except Exception:
                     log.exception("mcpgen: a listener failed on %s", env.method)
-
-
-class _NoModernVersion(UnsupportedVersions):
-    pass
 
 
 def stateless_capabilities(capabilities: ClientCapabilities) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server import http_exchange
+from mcpgen.runtime.server.era import request_era
 from mcpgen.runtime.server.session import ServerSession
 from mcpgen.runtime.stores.event_store import EventStore, MemoryEventStore, SharedEventStore
 from mcpgen.runtime.stores.shared_store import SessionRegistry, SharedStore, StoreUnavailable
@@ -822,8 +823,7 @@ def _stateless(headers: dict[str, str]) -> bool:
     """Whether a request is one of the stateless era: it names a protocol version that is
     not of the handshake era (an unknown one too: the stateless checks answer it -32022).
     Without the header it is a handshake-era request, as before 2025-06-18."""
-    version = headers.get("mcp-protocol-version")
-    return version is not None and era_of(version.strip(" \t")) != "handshake"
+    return request_era(header=headers.get("mcp-protocol-version")) == "stateless"
 
 
 def _primes(session: ServerSession) -> bool:

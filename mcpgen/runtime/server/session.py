@@ -22,8 +22,8 @@ from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY, UNSUPPORTED_VERS
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, RequestId, error_frame
 from mcpgen.runtime.jsonrpc.session import log
+from mcpgen.runtime.server.era import request_era
 from mcpgen.runtime.shared.handshake import HandshakeSession
-from mcpgen.runtime.shared.meta import META_VERSION
 from mcpgen.runtime.versions import STATELESS, Era, negotiate
 
 _VERSION_KEY = b"modelcontextprotocol"  # a cheap look before parsing (a slash may be escaped)
@@ -80,6 +80,8 @@ class ServerSession(HandshakeSession, ServerCalls):
             super().on_envelope(env)
 
     def _era_of_first(self, env: Envelope) -> Era:
+        # The rule is server.era's; what is here only spares parsing frames that cannot
+        # name a version (initialize, no params, no stateless front, no key in the bytes).
         if env.method == "initialize" or env.params is UNSET or getattr(self.handlers, "stateless", None) is None:
             return "handshake"
         if _VERSION_KEY not in bytes(env.params):
@@ -88,7 +90,7 @@ class ServerSession(HandshakeSession, ServerCalls):
             meta = msgspec.json.decode(env.params).get("_meta")
         except (msgspec.DecodeError, AttributeError, RecursionError):
             return "handshake"
-        return "stateless" if isinstance(meta, dict) and META_VERSION in meta else "handshake"
+        return request_era(meta=meta)
 
     def _on_stateless(self, env: Envelope) -> None:
         if env.method is UNSET:

@@ -16,6 +16,10 @@ from mcpgen.runtime.transports.http_client import shared_tls
 
 
 class LegacySseTransport:
+    # The only era this transport has: the stateless era has no HTTP+SSE binding, so a
+    # client's "auto" has nothing to probe for here (mcpgen.runtime.client.era).
+    only_era = "handshake"
+
     def __init__(self, client: httpx.AsyncClient, response: httpx.Response, endpoint: str) -> None:
         self._client = client
         self._response = response
