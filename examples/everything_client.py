@@ -22,7 +22,16 @@ from typing import Any
 
 from msgspec import UNSET
 
-from mcpgen import Client
+from mcpgen import (
+    Client,
+    ClientInfo,
+    CrossAppAccess,
+    McpError,
+    OAuthClient,
+    OAuthError,
+    SkillVerificationError,
+    WorkloadIdentity,
+)
 from mcpgen.generated import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -32,9 +41,6 @@ from mcpgen.generated import (
     Root,
     TextContent,
 )
-from mcpgen.runtime.auth.oauth import ClientInfo, CrossAppAccess, OAuthClient, OAuthError, WorkloadIdentity
-from mcpgen.runtime.client.skills import SkillVerificationError
-from mcpgen.runtime.errors import McpError
 
 # The harness's stand-in for this client's metadata document (used when the AS supports CIMD).
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"

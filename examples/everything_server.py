@@ -14,7 +14,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from mcpgen import Context, Server
+from mcpgen import INTERNAL_ERROR, Context, McpError, Server, ToolError, close_current_stream
 from mcpgen.generated import (
     AudioContent,
     ContentBlock,
@@ -24,9 +24,6 @@ from mcpgen.generated import (
     TextContent,
     TextResourceContents,
 )
-from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
-from mcpgen.runtime.server.http_server import close_current_stream
-from mcpgen.runtime.server.server import ToolError
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 

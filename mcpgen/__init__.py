@@ -1,34 +1,73 @@
-"""mcpgen: typed, fast Python bindings and runtime for the Model Context Protocol."""
+"""mcpgen: typed, fast Python bindings and runtime for the Model Context Protocol.
 
-__version__ = "0.1.0"
+Every name a user imports is here, loaded on first use (PEP 562), so ``import mcpgen`` (the
+CLI's start) loads nothing of the runtime; the typed bindings are ``mcpgen.generated`` (the
+handshake era's) and ``mcpgen.protocol.v*`` (each revision's), the test authorization server
+``mcpgen.testing.AuthServer``. Where each name lives: :mod:`mcpgen.runtime` draws the map."""
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcpgen.runtime.auth.bearer import BearerAuth
-    from mcpgen.runtime.auth.oauth import OAuthClient
+    from mcpgen.runtime.auth.oauth import ClientInfo, CrossAppAccess, OAuthClient, OAuthError, WorkloadIdentity
+    from mcpgen.runtime.auth.token_files import FileTokenStorage
     from mcpgen.runtime.client.client import Client
+    from mcpgen.runtime.client.skills import SkillVerificationError
     from mcpgen.runtime.client.tasks import TaskFailed, TaskHandle
-    from mcpgen.runtime.errors import McpError, ResourceNotFound
+    from mcpgen.runtime.errors import (
+        INTERNAL_ERROR,
+        INVALID_PARAMS,
+        INVALID_REQUEST,
+        METHOD_NOT_FOUND,
+        PARSE_ERROR,
+        RESOURCE_NOT_FOUND,
+        McpError,
+        RequestTimeout,
+        ResourceNotFound,
+    )
     from mcpgen.runtime.server.context import Context
+    from mcpgen.runtime.server.http_server import close_current_stream
     from mcpgen.runtime.server.server import Server, ToolError
+    from mcpgen.runtime.stores.redis_store import RedisStore
+    from mcpgen.runtime.transports.http_protocol import HttpProtocol
+    from mcpgen.version import __version__
 
+# name -> the module that defines it.
 _LAZY = {
+    # Serving
     "Server": "mcpgen.runtime.server.server",
     "ToolError": "mcpgen.runtime.server.server",
-    "Client": "mcpgen.runtime.client.client",
     "Context": "mcpgen.runtime.server.context",
-    "McpError": "mcpgen.runtime.errors",
-    "OAuthClient": "mcpgen.runtime.auth.oauth",
-    "ResourceNotFound": "mcpgen.runtime.errors",
+    "close_current_stream": "mcpgen.runtime.server.http_server",
+    "HttpProtocol": "mcpgen.runtime.transports.http_protocol",  # uvicorn --http mcpgen:HttpProtocol
+    "RedisStore": "mcpgen.runtime.stores.redis_store",
     "BearerAuth": "mcpgen.runtime.auth.bearer",
+    # Calling
+    "Client": "mcpgen.runtime.client.client",
     "TaskHandle": "mcpgen.runtime.client.tasks",
     "TaskFailed": "mcpgen.runtime.client.tasks",
+    "SkillVerificationError": "mcpgen.runtime.client.skills",
+    "OAuthClient": "mcpgen.runtime.auth.oauth",
+    "OAuthError": "mcpgen.runtime.auth.oauth",
+    "ClientInfo": "mcpgen.runtime.auth.oauth",
+    "CrossAppAccess": "mcpgen.runtime.auth.oauth",
+    "WorkloadIdentity": "mcpgen.runtime.auth.oauth",
+    "FileTokenStorage": "mcpgen.runtime.auth.token_files",
+    # Errors, and the codes they carry
+    "McpError": "mcpgen.runtime.errors",
+    "ResourceNotFound": "mcpgen.runtime.errors",
+    "RequestTimeout": "mcpgen.runtime.errors",
+    "PARSE_ERROR": "mcpgen.runtime.errors",
+    "INVALID_REQUEST": "mcpgen.runtime.errors",
+    "METHOD_NOT_FOUND": "mcpgen.runtime.errors",
+    "INVALID_PARAMS": "mcpgen.runtime.errors",
+    "INTERNAL_ERROR": "mcpgen.runtime.errors",
+    "RESOURCE_NOT_FOUND": "mcpgen.runtime.errors",
+    "__version__": "mcpgen.version",
 }
 
 
 def __getattr__(name: str) -> Any:
-    # Imported on first use, so `import mcpgen` (the CLI) stays light.
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'mcpgen' has no attribute {name!r}")
@@ -37,16 +76,36 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = [
     "BearerAuth",
     "Client",
+    "ClientInfo",
     "Context",
+    "CrossAppAccess",
+    "FileTokenStorage",
+    "HttpProtocol",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
     "McpError",
     "OAuthClient",
+    "OAuthError",
+    "PARSE_ERROR",
+    "RESOURCE_NOT_FOUND",
+    "RedisStore",
+    "RequestTimeout",
     "ResourceNotFound",
     "Server",
+    "SkillVerificationError",
     "TaskFailed",
     "TaskHandle",
     "ToolError",
+    "WorkloadIdentity",
     "__version__",
+    "close_current_stream",
 ]

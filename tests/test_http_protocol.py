@@ -210,9 +210,7 @@ def test_server_run_and_uvicorns_command_line_use_it(monkeypatch: pytest.MonkeyP
     assert seen == [protocol_class()]
     assert issubclass(seen[0], uvicorn.protocols.http.auto.AutoHTTPProtocol)
 
-    config = uvicorn.Config(
-        "tests.test_http_protocol:demo_server", http="mcpgen.runtime.transports.http_protocol:HttpProtocol"
-    )
+    config = uvicorn.Config("tests.test_http_protocol:demo_server", http="mcpgen:HttpProtocol")
     config.http_protocol_class = None  # type: ignore[assignment]
     config.load()
     assert config.http_protocol_class is http_protocol.HttpProtocol is protocol_class()

@@ -24,13 +24,12 @@ while it runs every session of the server waits).
 from __future__ import annotations
 
 import asyncio
-import base64
 import inspect
 import logging
 import os
 import re
 import typing
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -74,7 +73,7 @@ from mcpgen.generated import (
     ToolAnnotations,
     UnsubscribeRequestParams,
 )
-from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
+from mcpgen.runtime.errors import INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
 from mcpgen.runtime.extras import require
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.session import NOT_NOW, current_request
@@ -85,6 +84,23 @@ from mcpgen.runtime.server.content import text_or_bytes, to_content, to_contents
 from mcpgen.runtime.server.context import Context
 from mcpgen.runtime.server.input_required import InputRequired
 from mcpgen.runtime.server.listen import ListenHub
+from mcpgen.runtime.server.registry import (
+    ASYNC_BLOCKING,
+    CompleterEntry,
+    PromptEntry,
+    ResourceEntry,
+    TemplateEntry,
+    ToolEntry,
+    as_callable,
+    check_resource_value,
+    compile_template,
+    decode_cursor,
+    encode_cursor,
+    file_reader,
+    positional,
+    runs_in_thread,
+    split_first,
+)
 from mcpgen.runtime.server.session import ServerSession
 from mcpgen.runtime.server.signature import ArgumentError, Signature, signature_of
 from mcpgen.runtime.server.threads import DEFAULT_MAX_THREADS, ThreadPool
@@ -98,7 +114,6 @@ if TYPE_CHECKING:
     from mcpgen.runtime.server.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
     from mcpgen.runtime.server.stateless import StatelessServer
     from mcpgen.runtime.server.tasks import TaskManager, TaskStart, TaskSupport
-    from mcpgen.runtime.server.uri_template import UriTemplate
     from mcpgen.runtime.stores.task_store import TaskStore
 
 log = logging.getLogger("mcpgen")
@@ -119,60 +134,6 @@ _CONTENT_TYPES: tuple[type, ...] = (
 
 class ToolError(Exception):
     """Raise in a tool to report a failure to the model (``isError: true``) with this text."""
-
-
-# The registry's records are msgspec Structs, not dataclasses: a dataclass costs ~0.4 ms
-# to create (it compiles its methods), paid at import before every server's first answer.
-class _Tool(msgspec.Struct):
-    fn: Callable[..., Any]
-    signature: Signature
-    in_thread: bool  # a plain def not declared blocking=False
-    definition: Tool
-    returns: Any  # the return annotation, for checking structured output
-    check_input: Callable[[Any], None] | None = None  # for a tool given an explicit input schema
-    task: tuple[TaskSupport, TaskStart] | None = None  # tasks extension: support, how the task starts
-    # Answered on the spot (call_tool_now): a plain def declared blocking=False that takes
-    # no Context and is no task. Worked out once, since every such call asks.
-    now: bool = False
-
-    def __post_init__(self) -> None:
-        self.now = not (
-            self.in_thread
-            or self.signature.is_async
-            or self.signature.context_param is not None
-            or self.task is not None  # the tasks extension decides how it runs
-        )
-
-
-class _Resource(msgspec.Struct):
-    fn: Callable[..., Any]
-    signature: Signature
-    in_thread: bool
-    definition: Resource
-    cache: CacheHint | None = None  # for resources/read in the stateless era
-
-
-class _Template(msgspec.Struct):
-    fn: Callable[..., Any]
-    signature: Signature
-    in_thread: bool
-    template: UriTemplate
-    definition: ResourceTemplate
-
-
-class _Prompt(msgspec.Struct):
-    fn: Callable[..., Any]
-    signature: Signature
-    in_thread: bool
-    definition: Prompt
-
-
-Completer = Callable[..., Awaitable[Iterable[str]] | Iterable[str]]
-
-
-class _Completer(msgspec.Struct):
-    fn: Completer
-    in_thread: bool
 
 
 class Server:
@@ -238,11 +199,11 @@ class Server:
             "handler_timeout": handler_timeout,
             "max_concurrency": max_concurrency,
         }
-        self._tools: dict[str, _Tool] = {}
-        self._resources: dict[str, _Resource] = {}
-        self._templates: list[_Template] = []
-        self._prompts: dict[str, _Prompt] = {}
-        self._completers: dict[tuple[str, str, str], _Completer] = {}
+        self._tools: dict[str, ToolEntry] = {}
+        self._resources: dict[str, ResourceEntry] = {}
+        self._templates: list[TemplateEntry] = []
+        self._prompts: dict[str, PromptEntry] = {}
+        self._completers: dict[tuple[str, str, str], CompleterEntry] = {}
         self.sessions: set[ServerSession] = set()
         self.threads = ThreadPool(max_threads)
         self.state_key = state_key if state_key is not None else os.environ.get("MCPGEN_STATE_KEY")
@@ -315,12 +276,12 @@ class Server:
         a client declaring the extension gets a task handle at once and polls for the
         result; ``task_start="explicit"`` runs it inside the request until it awaits
         ``ctx.continue_as_task()`` (see :mod:`mcpgen.runtime.server.tasks`)."""
-        fn, name = _bare(name, "tool", "its name")
+        fn, name = split_first(name, "tool", "its name")
         if task not in (None, "optional", "required") or task_start not in ("call", "explicit"):
             raise ValueError("task must be 'optional', 'required' or None, task_start 'call' or 'explicit'")
 
         def register(fn: F) -> F:
-            sig = signature_of(_callable(fn, "tool"), inject_types=(Context,), content_types=_CONTENT_TYPES)
+            sig = signature_of(as_callable(fn, "tool"), inject_types=(Context,), content_types=_CONTENT_TYPES)
             check = compile_schema(input_schema) if input_schema is not None else None
             tool_name = name or sig.name
             if not TOOL_NAME.fullmatch(tool_name):
@@ -339,8 +300,8 @@ class Server:
             )
             self._declare_scopes("tools/call", tool_name, scopes)
             returns = typing.get_type_hints(fn).get("return") if sig.output_schema is not None else None
-            self._tools[tool_name] = _Tool(
-                fn, sig, _in_thread(sig, blocking), definition, returns, check, (task, task_start) if task else None
+            self._tools[tool_name] = ToolEntry(
+                fn, sig, runs_in_thread(sig, blocking), definition, returns, check, (task, task_start) if task else None
             )
             self._changed("tools")
             return fn
@@ -395,10 +356,10 @@ class Server:
         (``str`` for text, ``bytes`` for binary, or resource contents). Bare, as
         ``@server.resource``, the URI is ``resource://<function name>``. ``blocking``: as
         for :meth:`tool`; ``cache``: the caching hint of its reads (stateless era)."""
-        fn, given = _bare(uri, "resource", "its URI", optional=False)
+        fn, given = split_first(uri, "resource", "its URI", optional=False)
 
         def register(fn: F) -> F:
-            sig = signature_of(_callable(fn, "resource"), inject_types=(Context,))
+            sig = signature_of(as_callable(fn, "resource"), inject_types=(Context,))
             needs = sig.input_schema.get("required", [])
             if needs:
                 raise TypeError(
@@ -415,7 +376,7 @@ class Server:
                 size=size if size is not None else UNSET,
                 icons=icons or UNSET,
             )
-            self._resources[resource_uri] = _Resource(fn, sig, _in_thread(sig, blocking), definition, cache)
+            self._resources[resource_uri] = ResourceEntry(fn, sig, runs_in_thread(sig, blocking), definition, cache)
             self._declare_scopes("resources/read", resource_uri, scopes)
             self._changed("resources")
             return fn
@@ -454,10 +415,10 @@ class Server:
         ``@server.resource_template``, the template is ``resource://<function
         name>/{<parameter>}/...`` over the function's parameters in order. ``blocking``:
         as for :meth:`tool`."""
-        fn, given = _bare(uri_template, "resource_template", "its URI template", optional=False)
+        fn, given = split_first(uri_template, "resource_template", "its URI template", optional=False)
 
         def register(fn: F) -> F:
-            sig = signature_of(_callable(fn, "resource_template"), inject_types=(Context,))
+            sig = signature_of(as_callable(fn, "resource_template"), inject_types=(Context,))
             if given is not None:
                 uri_text = given
             else:
@@ -468,7 +429,7 @@ class Server:
                         "from a URI: use @server.resource for a fixed URI"
                     )
                 uri_text = f"resource://{sig.name}" + "".join(f"/{{{v}}}" for v in variables)
-            template = _uri_template(uri_text)
+            template = compile_template(uri_text)
             definition = ResourceTemplate(
                 uri_template=uri_text,
                 name=name or sig.name,
@@ -476,7 +437,7 @@ class Server:
                 description=_text(description or sig.description),
                 mime_type=mime_type or UNSET,
             )
-            self._templates.append(_Template(fn, sig, _in_thread(sig, blocking), template, definition))
+            self._templates.append(TemplateEntry(fn, sig, runs_in_thread(sig, blocking), template, definition))
             if scopes:
                 self._template_scopes[id(template)] = tuple(scopes)
             self._changed("resources")
@@ -508,7 +469,7 @@ class Server:
         require("yaml", "skills", "Serving skills")
         skill_set = SkillSet(root, prefix=prefix, page_size=page_size or self.page_size)
         self._skills = skill_set
-        template = _uri_template(SCHEME + (f"{skill_set.prefix}/" if skill_set.prefix else "") + "{+path}")
+        template = compile_template(SCHEME + (f"{skill_set.prefix}/" if skill_set.prefix else "") + "{+path}")
 
         def read(path: str) -> Any:  # file I/O: runs in the thread pool
             full = f"{skill_set.prefix}/{path}" if skill_set.prefix else path
@@ -516,7 +477,7 @@ class Server:
             return to_contents(uri, text_or_bytes(data), mime)
 
         definition = ResourceTemplate(uri_template=template.template, name="skills")
-        self._templates.append(_Template(read, signature_of(read), True, template, definition))
+        self._templates.append(TemplateEntry(read, signature_of(read), True, template, definition))
         methods: list[tuple[str, type, bool, str]] = [
             ("skills/list", ListSkillsParams, False, "list_skills"),
             ("skills/get", GetSkillParams, True, "get_skill"),
@@ -551,7 +512,7 @@ class Server:
         (a resource template, and each file listed when ``listed``). Paths that would leave
         ``root`` (``..``, absolute, symlinks pointing out) are answered "not found"."""
         base = Path(root).resolve()
-        template = _uri_template(uri_prefix + "{+path}")
+        template = compile_template(uri_prefix + "{+path}")
 
         def read(path: str) -> Any:  # file I/O: runs in the thread pool
             found = resolve_within(base, path, uri_prefix + path)
@@ -559,13 +520,13 @@ class Server:
             return contents
 
         definition = ResourceTemplate(uri_template=template.template, name=name)
-        self._templates.append(_Template(read, signature_of(read), True, template, definition))
+        self._templates.append(TemplateEntry(read, signature_of(read), True, template, definition))
         if listed:
             for file in sorted(p for p in base.rglob("*") if p.is_file()):
                 relative = file.relative_to(base).as_posix()
                 uri = uri_prefix + relative
-                reader = _reader(base, relative, uri)
-                self._resources[uri] = _Resource(
+                reader = file_reader(base, relative, uri)
+                self._resources[uri] = ResourceEntry(
                     reader,
                     signature_of(reader),
                     True,
@@ -601,10 +562,10 @@ class Server:
         """Register a prompt (``@server.prompt`` or ``@server.prompt(...)``): a function
         of string arguments returning text, messages or a ``GetPromptResult``.
         ``blocking``: as for :meth:`tool`."""
-        fn, name = _bare(name, "prompt", "its name")
+        fn, name = split_first(name, "prompt", "its name")
 
         def register(fn: F) -> F:
-            sig = signature_of(_callable(fn, "prompt"), inject_types=(Context,))
+            sig = signature_of(as_callable(fn, "prompt"), inject_types=(Context,))
             props = sig.input_schema.get("properties", {})
             required = set(sig.input_schema.get("required", []))
             arguments = [
@@ -623,7 +584,7 @@ class Server:
                 arguments=arguments or UNSET,
                 icons=icons or UNSET,
             )
-            self._prompts[prompt_name] = _Prompt(fn, sig, _in_thread(sig, blocking), definition)
+            self._prompts[prompt_name] = PromptEntry(fn, sig, runs_in_thread(sig, blocking), definition)
             self._declare_scopes("prompts/get", prompt_name, scopes)
             self._changed("prompts")
             return fn
@@ -655,12 +616,12 @@ class Server:
         key = ("ref/prompt", prompt, argument) if prompt is not None else ("ref/resource", template, argument)
 
         def register(fn: F) -> F:
-            _callable(fn, "completion")
+            as_callable(fn, "completion")
             # B004: __call__ is read to see whether an instance's call is async, not to test callability.
             is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
             if is_async and blocking:
-                raise TypeError(_ASYNC_BLOCKING.format(name=getattr(fn, "__name__", "completer")))
-            self._completers[key] = _Completer(fn, not is_async and blocking is not False)  # type: ignore[index]
+                raise TypeError(ASYNC_BLOCKING.format(name=getattr(fn, "__name__", "completer")))
+            self._completers[key] = CompleterEntry(fn, not is_async and blocking is not False)  # type: ignore[index]
             return fn
 
         return register
@@ -862,16 +823,32 @@ class Server:
             return self._tool_failed(found, exc)
         return self._tool_result(found, value)
 
+    async def dispatch(self, spec: MethodSpec, params: Any) -> Any:
+        """The one path every request of either era, over every transport, takes to its
+        handler: the handshake era's connection
+        (:class:`~mcpgen.runtime.server.session.ServerSession`), the stateless front
+        (:class:`~mcpgen.runtime.server.stateless.StatelessServer`) and a task's tool call
+        (:mod:`~mcpgen.runtime.server.tasks`) all call it, with the request's context set
+        (``current_request``: its id, its session or stateless request, hence the era and
+        the principal). ``spec`` is the method table's entry, ``params`` the typed params.
+        A request answered on the spot skips it (found through :meth:`immediate_handler`,
+        which offers nothing once this is overridden), so what wraps this sees every call."""
+        handler = getattr(self, spec.handler, None)
+        if handler is None:  # an extension's method whose handler was never defined
+            raise NotImplementedError(spec.method)
+        return await handler(params)
+
     def immediate_handler(self, name: str) -> Callable[[Any], Any] | None:
         """The synchronous handlers the session may call without a task (none for a
-        subclass that overrides ``call_tool``: its override must see every call)."""
-        if name == "call_tool" and type(self).call_tool is Server.call_tool:
+        subclass that overrides ``call_tool`` or :meth:`dispatch`: its override must see
+        every call)."""
+        if name == "call_tool" and type(self).call_tool is Server.call_tool and type(self).dispatch is Server.dispatch:
             return self.call_tool_now
         return None
 
     def _tool_call(
-        self, params: CallToolRequestParams, entry: _Tool | None = None
-    ) -> tuple[_Tool, dict[str, Any]] | CallToolResult:
+        self, params: CallToolRequestParams, entry: ToolEntry | None = None
+    ) -> tuple[ToolEntry, dict[str, Any]] | CallToolResult:
         """The tool and its decoded arguments, or the error result refusing them (``entry``:
         the tool, when the caller has just looked it up)."""
         if entry is None:
@@ -886,7 +863,7 @@ class Server:
         except (ArgumentError, SchemaValidationError) as exc:
             return _tool_error(f"Invalid arguments for {params.name}: {exc}")
 
-    def _tool_failed(self, entry: _Tool, exc: Exception) -> CallToolResult:
+    def _tool_failed(self, entry: ToolEntry, exc: Exception) -> CallToolResult:
         name = entry.definition.name
         if isinstance(exc, InputRequired):
             raise exc  # the tool asked the client a question: the request answers with it
@@ -899,7 +876,7 @@ class Server:
         log.error("mcpgen: tool %s failed", name, exc_info=exc)
         return _tool_error(f"Tool {name} failed with an internal error ({type(exc).__name__})")
 
-    def _tool_result(self, entry: _Tool, value: Any) -> CallToolResult:
+    def _tool_result(self, entry: ToolEntry, value: Any) -> CallToolResult:
         if isinstance(value, CallToolResult):
             return value
         if entry.signature.output_schema is None:
@@ -939,7 +916,7 @@ class Server:
         resource = self._resources.get(uri)
         if resource is not None:
             value = await self._invoke(resource.fn, resource.signature, resource.in_thread, {}, f"resource {uri}")
-            _check_resource_value(uri, resource.signature, value)
+            check_resource_value(uri, resource.signature, value)
             return ReadResourceResult(contents=to_contents(uri, value, resource.definition.mime_type))
         for template in self._templates:
             values = template.template.match(uri)
@@ -950,7 +927,7 @@ class Server:
             except ArgumentError:
                 continue
             value = await self._invoke(template.fn, template.signature, template.in_thread, kwargs, f"resource {uri}")
-            _check_resource_value(uri, template.signature, value)
+            check_resource_value(uri, template.signature, value)
             return ReadResourceResult(contents=to_contents(uri, value, template.definition.mime_type))
         raise ResourceNotFound(uri)
 
@@ -990,7 +967,7 @@ class Server:
             args = {"value": params.argument.value, "arguments": context if context is not UNSET else {}}
             if completer.in_thread:
                 label = f"completer of {params.argument.name}"
-                outcome = await self.threads.run(_positional(completer.fn), args, Context.current(), label)
+                outcome = await self.threads.run(positional(completer.fn), args, Context.current(), label)
             else:
                 outcome = completer.fn(*args.values())
             if inspect.isawaitable(outcome):
@@ -1033,11 +1010,11 @@ class Server:
     def _page(self, items: list[Any], cursor: str | Any) -> tuple[list[Any], Any]:
         start = 0
         if cursor is not UNSET:
-            start = _decode_cursor(cursor)
+            start = decode_cursor(cursor)
             if start > len(items):
                 raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor")
         end = start + self.page_size
-        return items[start:end], (_encode_cursor(end) if end < len(items) else UNSET)
+        return items[start:end], (encode_cursor(end) if end < len(items) else UNSET)
 
     async def _invoke(
         self, fn: Callable[..., Any], sig: Signature, in_thread: bool, kwargs: dict[str, Any], label: str
@@ -1092,80 +1069,6 @@ class Server:
         running.run(self, transport, host, port, path, options)
 
 
-_ASYNC_BLOCKING = (
-    "`{name}` is async def: blocking=True cannot apply (a coroutine runs on the event loop); "
-    "make it a plain def to run it in the thread pool"
-)
-
-
-def _bare(first: Any, decorator: str, what: str, *, optional: bool = True) -> tuple[Any, str | None]:
-    """Split a decorator's first argument: the function itself (used bare, as
-    ``@server.tool``) or ``what`` it names (a str, or None when ``optional``)."""
-    if isinstance(first, str) or (first is None and optional):
-        return None, first
-    if callable(first):
-        return first, None
-    raise TypeError(
-        f"@server.{decorator}: the first argument is {what} (a str), not {type(first).__name__}; "
-        f"use @server.{decorator} or @server.{decorator}(...)"
-    )
-
-
-def _uri_template(text: str) -> UriTemplate:
-    # Imported on first use: compiling the template matcher's tables is a noticeable part of
-    # a cold start, and a server without resource templates never needs them.
-    from mcpgen.runtime.server.uri_template import UriTemplate
-
-    return UriTemplate(text)
-
-
-def _callable(fn: Any, decorator: str) -> Callable[..., Any]:
-    if not callable(fn):
-        raise TypeError(f"@server.{decorator}(...) decorates a function, not {type(fn).__name__}")
-    return fn  # type: ignore[no-any-return]
-
-
-def _in_thread(sig: Signature, blocking: bool | None) -> bool:
-    """Whether a handler runs in the thread pool: a plain def unless ``blocking=False``."""
-    if sig.is_async:
-        if blocking:
-            raise TypeError(_ASYNC_BLOCKING.format(name=sig.name))
-        return False
-    return blocking is not False
-
-
-def _positional(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A completer takes its two arguments by position (their names are the author's)."""
-
-    def call(value: str, arguments: dict[str, str]) -> Any:
-        return fn(value, arguments)
-
-    return call
-
-
-def _check_resource_value(uri: str, sig: Signature, value: Any) -> None:
-    """Refuse what no resource can hold (``None``), and a plain ``str``/``bytes`` return
-    annotation broken, as an error the author sees rather than ``null`` on the wire."""
-    declared = sig.returns
-    broken = (declared is str and not isinstance(value, str)) or (
-        declared is bytes and not isinstance(value, (bytes, bytearray))
-    )
-    if value is not None and not broken:
-        return
-    note = f", but it is annotated -> {getattr(declared, '__name__', declared)}" if declared is not None else ""
-    message = f"resource {uri} (function {sig.name}) returned {type(value).__name__}{note}"
-    log.error("mcpgen: %s", message)
-    raise McpError(INTERNAL_ERROR, f"Internal error: {message}")
-
-
-def _reader(base: Path, relative: str, uri: str) -> Callable[[], Any]:
-    def read() -> Any:  # file I/O: runs in the thread pool
-        found = resolve_within(base, relative, uri)
-        return to_contents(uri, read_file(found), guess_mime(found))
-
-    return read
-
-
 class _ExtendedCapabilities(ServerCapabilities, kw_only=True):
     """The handshake era's capabilities with the ``extensions`` member of SEP-2133 (its
     schema allows members it does not name; the stateless era's names it)."""
@@ -1179,18 +1082,3 @@ def _text(value: str | None) -> Any:
 
 def _tool_error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=message)], is_error=True)
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        text = base64.urlsafe_b64decode(cursor.encode()).decode()
-        kind, _, number = text.partition(":")
-        if kind != "o" or not number.isdigit():
-            raise ValueError(cursor)
-        return int(number)
-    except (ValueError, UnicodeError):
-        raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor") from None

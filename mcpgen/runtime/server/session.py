@@ -65,6 +65,9 @@ class ServerSession(HandshakeSession, ServerCalls):
         self.era: Era | None = None  # chosen by the first request
         # Stateless-era requests beyond max_concurrency, waiting for a slot (in order).
         self._waiting: dict[RequestId, Envelope] = {}
+        # The handlers' own path to a handler, where they have one (a Server does); other
+        # handlers (a generated ServerHandlers subclass) are looked up by the engine.
+        self.dispatch: Callable[[MethodSpec, Any], Awaitable[Any]] | None = getattr(self.handlers, "dispatch", None)
         extra = getattr(self.handlers, "extension_methods", None)
         if extra:  # requests the server's extensions add (skills/list, ...)
             self.incoming = {**self.incoming, **extra}
@@ -213,7 +216,10 @@ class ServerSession(HandshakeSession, ServerCalls):
             # Its answer is sent right after this returns, before any other frame is read.
             self.answers_now = True
             return result
-        result = await super().call_handler(spec, params)
+        if self.dispatch is None or spec.method == "ping":
+            result = await super().call_handler(spec, params)
+        else:  # a Server's one path to its handlers (Server.dispatch)
+            result = await self.dispatch(spec, params)
         if spec.method == "logging/setLevel":
             self.log_level = params.level
         return result

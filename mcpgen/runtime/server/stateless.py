@@ -121,7 +121,7 @@ class FrontHost(Protocol):
     def tool_headers(self, name: str) -> dict[str, str]: ...
     def task_support(self, name: str) -> tuple[str, str] | None: ...
     def immediate_handler(self, name: str) -> Callable[[Any], Any] | None: ...
-    async def call_tool(self, params: Any) -> Any: ...
+    async def dispatch(self, spec: MethodSpec, params: Any) -> Any: ...
 
 
 # The tasks extension's methods (mcpgen.runtime.server.tasks): not in the core schema.
@@ -435,10 +435,10 @@ class StatelessServer:
             frame = await self.server.tasks.call_tool(self, request, params)
             if frame is not None:
                 return frame
-        handler = getattr(self.server, self.table[method].handler)
+        spec = self.table[method]
         token = current_request.set(self.context(request, params))
         try:
-            result = await handler(params)
+            result = await self.server.dispatch(spec, params)
         except McpError as exc:
             if exc.code == RESOURCE_NOT_FOUND:  # -32602 in this era (the handlers raise -32002)
                 raise McpError(INVALID_PARAMS, exc.message, exc.data) from None

@@ -255,7 +255,7 @@ class TaskManager:
         context = RequestContext(peer, base.request_id, base.method, base.meta, base.progress_token)
         token = current_request.set(context)
         try:  # the new task copies the context variables, this request's context with them
-            return asyncio.ensure_future(self.server.call_tool(params))
+            return asyncio.ensure_future(self.server.dispatch(front.table["tools/call"], params))
         finally:
             current_request.reset(token)
 

@@ -1,0 +1,169 @@
+"""What the decorators of :class:`~mcpgen.runtime.server.server.Server` register: a record
+per tool, resource, template, prompt and completer, the checks a decorator makes of the
+function it is given, and the cursors of paginated lists."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from mcpgen.generated import Prompt, Resource, ResourceTemplate, Tool
+from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcpgen.runtime.server.caching import CacheHint
+from mcpgen.runtime.server.content import to_contents
+from mcpgen.runtime.server.signature import Signature
+from mcpgen.runtime.shared.files import guess_mime, read_file, resolve_within
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.server.tasks import TaskStart, TaskSupport
+    from mcpgen.runtime.server.uri_template import UriTemplate
+
+log = logging.getLogger("mcpgen")
+
+
+# The registry's records are msgspec Structs, not dataclasses: a dataclass costs ~0.4 ms
+# to create (it compiles its methods), paid at import before every server's first answer.
+class ToolEntry(msgspec.Struct):
+    fn: Callable[..., Any]
+    signature: Signature
+    in_thread: bool  # a plain def not declared blocking=False
+    definition: Tool
+    returns: Any  # the return annotation, for checking structured output
+    check_input: Callable[[Any], None] | None = None  # for a tool given an explicit input schema
+    task: tuple[TaskSupport, TaskStart] | None = None  # tasks extension: support, how the task starts
+    # Answered on the spot (call_tool_now): a plain def declared blocking=False that takes
+    # no Context and is no task. Worked out once, since every such call asks.
+    now: bool = False
+
+    def __post_init__(self) -> None:
+        self.now = not (
+            self.in_thread
+            or self.signature.is_async
+            or self.signature.context_param is not None
+            or self.task is not None  # the tasks extension decides how it runs
+        )
+
+
+class ResourceEntry(msgspec.Struct):
+    fn: Callable[..., Any]
+    signature: Signature
+    in_thread: bool
+    definition: Resource
+    cache: CacheHint | None = None  # for resources/read in the stateless era
+
+
+class TemplateEntry(msgspec.Struct):
+    fn: Callable[..., Any]
+    signature: Signature
+    in_thread: bool
+    template: UriTemplate
+    definition: ResourceTemplate
+
+
+class PromptEntry(msgspec.Struct):
+    fn: Callable[..., Any]
+    signature: Signature
+    in_thread: bool
+    definition: Prompt
+
+
+Completer = Callable[..., Awaitable[Iterable[str]] | Iterable[str]]
+
+
+class CompleterEntry(msgspec.Struct):
+    fn: Completer
+    in_thread: bool
+
+
+ASYNC_BLOCKING = (
+    "`{name}` is async def: blocking=True cannot apply (a coroutine runs on the event loop); "
+    "make it a plain def to run it in the thread pool"
+)
+
+
+def split_first(first: Any, decorator: str, what: str, *, optional: bool = True) -> tuple[Any, str | None]:
+    """Split a decorator's first argument: the function itself (used bare, as
+    ``@server.tool``) or ``what`` it names (a str, or None when ``optional``)."""
+    if isinstance(first, str) or (first is None and optional):
+        return None, first
+    if callable(first):
+        return first, None
+    raise TypeError(
+        f"@server.{decorator}: the first argument is {what} (a str), not {type(first).__name__}; "
+        f"use @server.{decorator} or @server.{decorator}(...)"
+    )
+
+
+def compile_template(text: str) -> UriTemplate:
+    # Imported on first use: compiling the template matcher's tables is a noticeable part of
+    # a cold start, and a server without resource templates never needs them.
+    from mcpgen.runtime.server.uri_template import UriTemplate
+
+    return UriTemplate(text)
+
+
+def as_callable(fn: Any, decorator: str) -> Callable[..., Any]:
+    if not callable(fn):
+        raise TypeError(f"@server.{decorator}(...) decorates a function, not {type(fn).__name__}")
+    return fn  # type: ignore[no-any-return]
+
+
+def runs_in_thread(sig: Signature, blocking: bool | None) -> bool:
+    """Whether a handler runs in the thread pool: a plain def unless ``blocking=False``."""
+    if sig.is_async:
+        if blocking:
+            raise TypeError(ASYNC_BLOCKING.format(name=sig.name))
+        return False
+    return blocking is not False
+
+
+def positional(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A completer takes its two arguments by position (their names are the author's)."""
+
+    def call(value: str, arguments: dict[str, str]) -> Any:
+        return fn(value, arguments)
+
+    return call
+
+
+def check_resource_value(uri: str, sig: Signature, value: Any) -> None:
+    """Refuse what no resource can hold (``None``), and a plain ``str``/``bytes`` return
+    annotation broken, as an error the author sees rather than ``null`` on the wire."""
+    declared = sig.returns
+    broken = (declared is str and not isinstance(value, str)) or (
+        declared is bytes and not isinstance(value, (bytes, bytearray))
+    )
+    if value is not None and not broken:
+        return
+    note = f", but it is annotated -> {getattr(declared, '__name__', declared)}" if declared is not None else ""
+    message = f"resource {uri} (function {sig.name}) returned {type(value).__name__}{note}"
+    log.error("mcpgen: %s", message)
+    raise McpError(INTERNAL_ERROR, f"Internal error: {message}")
+
+
+def file_reader(base: Path, relative: str, uri: str) -> Callable[[], Any]:
+    def read() -> Any:  # file I/O: runs in the thread pool
+        found = resolve_within(base, relative, uri)
+        return to_contents(uri, read_file(found), guess_mime(found))
+
+    return read
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
+
+
+def decode_cursor(cursor: str) -> int:
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        kind, _, number = text.partition(":")
+        if kind != "o" or not number.isdigit():
+            raise ValueError(cursor)
+        return int(number)
+    except (ValueError, UnicodeError):
+        raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
