@@ -180,3 +180,16 @@ def test_typer_pin_keeps_the_plain_help() -> None:
     pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert "typer>=0.26,<0.27" in pins
     assert typer.__version__.startswith("0.26.")
+
+
+def test_the_console_script_entry_point_resolves() -> None:
+    """pyproject's ``mcpgen = "mcpgen.cli:main"`` names the command's main, loaded lazily by
+    the package (whose __init__ imports nothing until asked)."""
+    import importlib
+    import tomllib
+
+    target = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["mcpgen"]
+    module, _, attr = target.partition(":")
+    from mcpgen.cli.app import main
+
+    assert getattr(importlib.import_module(module), attr) is main

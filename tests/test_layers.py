@@ -133,10 +133,35 @@ def test_the_client_loads_nothing_of_the_server() -> None:
     assert [m for m in loaded.stdout.split() if m.startswith("mcpgen.runtime.server")] == []
 
 
-@pytest.mark.parametrize("path", [p for p in PACKAGE.rglob("__init__.py") if "runtime" in p.parts or "cli" in p.parts])
+def eager_imports(tree: ast.Module) -> list[int]:
+    """The lines of a module's imports that run when it is imported: not those of a PEP 562
+    ``__getattr__`` (a lazy map), nor those under ``if TYPE_CHECKING:``, nor ``typing``'s."""
+    lazy: set[int] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "__getattr__":
+            lazy |= {id(n) for n in ast.walk(node)}
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            lazy |= {id(n) for n in ast.walk(node)}
+    return [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        and id(n) not in lazy
+        and not (isinstance(n, ast.ImportFrom) and n.module == "typing")
+    ]
+
+
+INIT_FILES = [PACKAGE / "__init__.py", *(p for p in PACKAGE.rglob("__init__.py") if {"runtime", "cli"} & set(p.parts))]
+
+
+@pytest.mark.parametrize("path", INIT_FILES, ids=lambda p: module_name(p))
 def test_package_init_files_import_nothing(path: Path) -> None:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    assert [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))] == []
+    assert eager_imports(ast.parse(path.read_text(encoding="utf-8"))) == []
+
+
+def test_an_eager_import_in_an_init_file_is_seen() -> None:
+    tree = ast.parse("from typing import TYPE_CHECKING\nimport os\ndef __getattr__(n):\n    import json\n")
+    assert eager_imports(tree) == [2]
 
 
 def test_no_private_name_is_imported_across_modules() -> None:
