@@ -948,8 +948,20 @@ def test_huge_integers() -> None:
     big = 10**400
     validate(big, {"type": "integer", "minimum": 1})
     assert "maximum" in message(big, {"maximum": 1e308})
+    assert "1.00000e+400" in message(big, {"maximum": 1e308})
     assert "multiple" in message(big, {"multipleOf": 3})  # 10**400 % 3 == 1
     validate(big * 3, {"multipleOf": 3})
+
+
+def test_long_numbers_are_written_short_before_a_message_is_cut() -> None:
+    # As jsonschema-rs 0.61 words it: both numbers in full, the keyword between them.
+    spelled = "1" + "0" * 400 + " is greater than the maximum of " + "1" + "0" * 308 + ".0"
+    assert module._one_line(spelled) == "1.00000e+400 is greater than the maximum of 1.00000e+308"
+    short = "12345 is greater than the maximum of 10"
+    assert module._one_line(short) == short  # nothing to shorten
+    long_text = "x" * 2000 + " is not of type 'integer'"
+    cut = module._one_line(long_text)
+    assert len(cut) < 1000 and cut.endswith("is not of type 'integer'")
 
 
 def test_compiled_validator_is_thread_safe() -> None:

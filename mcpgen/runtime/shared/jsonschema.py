@@ -91,10 +91,24 @@ def _json_pointer(segments: list[str | int]) -> str:
     return "#" + "".join("/" + str(seg).replace("~", "~0").replace("/", "~1") for seg in segments)
 
 
+# A number spelled out in more digits than anyone reads (the library prints 1e308 in full
+# from jsonschema-rs 0.61 on, and quotes a huge integer as it came).
+_LONG_NUMBER: Final = re.compile(r"\d{25,}(?:\.\d+)?")
+
+
+def _short_number(match: re.Match[str]) -> str:
+    digits = match.group().partition(".")[0]
+    return f"{digits[0]}.{digits[1:6]}e+{len(digits) - 1}"
+
+
 def _one_line(message: str) -> str:
     """The message on one line and of bounded length: the library quotes the failing
-    value in full, and these messages go back to the peer that sent it."""
+    value in full, and these messages go back to the peer that sent it. Long numbers are
+    written short first, so that what is wrong (the keyword and its limit) survives."""
     text = " ".join(message.split())
+    if len(text) <= _MESSAGE_LIMIT:
+        return text
+    text = _LONG_NUMBER.sub(_short_number, text)
     if len(text) <= _MESSAGE_LIMIT:
         return text
     # The head names the value, the tail says what is wrong with it: keep both.
