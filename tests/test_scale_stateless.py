@@ -189,7 +189,7 @@ async def _refused_by_stranger(stranger: str, n: int, state: str) -> None:
 @pytest.mark.slow
 async def test_four_workers_serve_stateless_load_with_retries_on_any_worker(tmp_path: Path) -> None:
     tally = Tally()
-    with serving("scale-key-shared-by-all-workers", WORKERS, tmp_path / "workers.log") as url:
+    with serving("scale-key-shared-by-all-workers-of-this-test", WORKERS, tmp_path / "workers.log") as url:
         tls = ssl.create_default_context()
         started, cpu = time.perf_counter(), time.process_time()
         with anyio.fail_after(TIME_LIMIT):
@@ -218,14 +218,17 @@ async def test_four_workers_serve_stateless_load_with_retries_on_any_worker(tmp_
 
         assert tally.state is not None
         n, state = tally.state
-        with serving("another-key", 1, tmp_path / "stranger.log") as stranger:
+        with serving("another-key-that-no-worker-of-the-app-holds", 1, tmp_path / "stranger.log") as stranger:
             await _refused_by_stranger(stranger, n, state)
 
 
 async def test_a_worker_with_another_key_refuses_the_state(tmp_path: Path) -> None:
     """The fast-suite half: a state sealed under one key is refused under another (and
     still opens where it was sealed, so the key alone made the difference)."""
-    with serving("key-one", 1, tmp_path / "one.log") as one, serving("key-two", 1, tmp_path / "two.log") as two:
+    with (
+        serving("key-one-held-by-the-first-server-only", 1, tmp_path / "one.log") as one,
+        serving("key-two-held-by-the-second-server-only", 1, tmp_path / "two.log") as two,
+    ):
         async with httpx.AsyncClient(timeout=10) as client:
             status, first = await _post(client, one, 1, "ask", {"n": 42})
             assert status == 200 and first["result"]["resultType"] == "input_required", first

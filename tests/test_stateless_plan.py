@@ -26,7 +26,7 @@ META = {
 
 
 def make_server() -> Server:
-    server = Server("plan", state_key="a key both servers share")
+    server = Server("plan", state_key="a key both servers share, 32+ bytes long")
 
     @server.tool(blocking=False)
     def echo(text: str) -> str:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET, UnsetType
 
 from mcpgen.runtime.auth.info import current_owner
+from mcpgen.runtime.errors import SERVER_BUSY
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server import http_exchange
@@ -63,7 +64,12 @@ class HttpOptions:
     allowed_origins: tuple[str, ...] | None = None  # None: origins on allowed_hosts
     max_body: int = 16 * 1024 * 1024
     session_idle_timeout: float = 30 * 60
-    max_sessions: int = 10_000
+    max_sessions: int = 10_000  # handshake-era and legacy HTTP+SSE sessions together
+    # Past max_sessions a new session is refused (503, Retry-After) and the sessions already
+    # open are kept: a flood of initialize cannot log users out. True ends the idlest idle
+    # session instead, as before (a choice for servers whose clients reconnect cheaply).
+    evict_when_full: bool = False
+    retry_after: int = 5  # seconds, in the Retry-After of a refusal when full
     retry_ms: int = 1000  # SSE reconnection hint
     keep_finished_streams: int = 64  # per session, for clients resuming after the end
     keepalive: float = 15.0
@@ -217,7 +223,11 @@ class McpHttpApp:
             from mcpgen.runtime.server.legacy_sse import LegacySseEndpoints
 
             self._legacy = LegacySseEndpoints(
-                server, max_body=options.max_body, keepalive=options.keepalive, guard=self.guard
+                server,
+                max_body=options.max_body,
+                keepalive=options.keepalive,
+                guard=self.guard,
+                make_room=self.make_room,
             )
 
     # ------------------------------------------------------------ ASGI entry
@@ -259,7 +269,7 @@ class McpHttpApp:
             else:
                 await _respond(send, 404, b"not found", b"text/plain")
         except HttpError as exc:
-            await _respond(send, exc.status, error_frame(exc.code, exc.message))
+            await _respond(send, exc.status, error_frame(exc.code, exc.message), extra=exc.headers)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -691,11 +701,30 @@ class McpHttpApp:
             await self._end(live.transport.session_id)
             raise HttpError(503, f"Service Unavailable: {exc.message}", code=exc.code) from None
 
-    def _open_session(self) -> _Live:
-        if len(self.sessions) >= self.options.max_sessions:
+    def open_sessions(self) -> int:
+        """Sessions open now: the handshake era's and the legacy HTTP+SSE ones."""
+        return len(self.sessions) + (len(self._legacy.sessions) if self._legacy is not None else 0)
+
+    def make_room(self) -> None:
+        """Room for one more session, or 503 with Retry-After: sessions idle past their
+        timeout are ended first; the idlest other one only with ``evict_when_full``."""
+        if self.open_sessions() < self.options.max_sessions:
+            return
+        self._reap()
+        if self.open_sessions() >= self.options.max_sessions and self.options.evict_when_full:
             self._reap(force=True)
-            if len(self.sessions) >= self.options.max_sessions:
-                raise HttpError(503, "Service Unavailable: too many sessions")
+        if self.open_sessions() >= self.options.max_sessions:
+            log.warning("mcpgen: refusing a new session: %d open (max_sessions)", self.open_sessions())
+            retry = str(self.options.retry_after).encode()
+            raise HttpError(
+                503,
+                "Service Unavailable: too many sessions; retry later",
+                code=SERVER_BUSY,
+                headers=[(b"retry-after", retry)],
+            )
+
+    def _open_session(self) -> _Live:
+        self.make_room()
         session_id = secrets.token_urlsafe(24)  # 192 random bits, visible ASCII
         transport = HttpSessionTransport(self, session_id)
         session = ServerSession(transport, self.server, **self.server.session_options)

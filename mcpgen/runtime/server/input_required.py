@@ -36,6 +36,25 @@ _SHORT = {"elicitation/create": "elicitation", "sampling/createMessage": "sampli
 _NOT_SIGNIFICANT = ("_meta", "inputResponses", "requestState")
 
 
+MIN_STATE_KEY = 32
+"""Bytes of key a requestState seal needs at least (HMAC-SHA256's own size)."""
+
+
+def checked_state_key(key: bytes | str | None) -> bytes | str | None:
+    """``key`` if it may seal requestState (None: a random key of this process), else a
+    ValueError that says why: an empty or short key (an unset ``MCPGEN_STATE_KEY`` exported
+    as "", a password) would let anyone who guesses it forge the state of a round."""
+    if key is None:
+        return None
+    size = len(key.encode() if isinstance(key, str) else key)
+    if size < MIN_STATE_KEY:
+        raise ValueError(
+            f"state_key (or $MCPGEN_STATE_KEY) is {size} bytes; requestState needs a key of at least "
+            f"{MIN_STATE_KEY} random bytes: python -c 'import secrets; print(secrets.token_hex(32))'"
+        )
+    return key
+
+
 class StateSealer:
     """Seals and opens ``requestState`` strings with an HMAC-SHA256 key.
 

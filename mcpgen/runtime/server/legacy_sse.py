@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
@@ -61,8 +62,19 @@ class LegacyTransport:
 
 
 class LegacySseEndpoints:
-    def __init__(self, host: Host, *, max_body: int, keepalive: float, guard: BearerAuth | None) -> None:
+    def __init__(
+        self,
+        host: Host,
+        *,
+        max_body: int,
+        keepalive: float,
+        guard: BearerAuth | None,
+        make_room: Callable[[], None] = lambda: None,
+    ) -> None:
         self.host = host
+        # Raises the HTTP refusal when the server has no room for another session (the
+        # app's max_sessions counts these sessions with its own).
+        self.make_room = make_room
         self.max_body = max_body
         self.keepalive = keepalive
         self.guard = guard
@@ -98,6 +110,7 @@ class LegacySseEndpoints:
             await respond(send, 405, b"")
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.make_room()
         session_id = secrets.token_hex(16)
         transport = LegacyTransport()
         session = ServerSession(transport, self.host, **self.host.session_options)

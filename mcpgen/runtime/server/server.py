@@ -82,7 +82,7 @@ from mcpgen.runtime.server import running
 from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.content import text_or_bytes, to_content, to_contents, to_messages
 from mcpgen.runtime.server.context import Context
-from mcpgen.runtime.server.input_required import InputRequired
+from mcpgen.runtime.server.input_required import InputRequired, checked_state_key
 from mcpgen.runtime.server.listen import ListenHub
 from mcpgen.runtime.server.registry import (
     ASYNC_BLOCKING,
@@ -206,7 +206,7 @@ class Server:
         self._completers: dict[tuple[str, str, str], CompleterEntry] = {}
         self.sessions: set[ServerSession] = set()
         self.threads = ThreadPool(max_threads)
-        self.state_key = state_key if state_key is not None else os.environ.get("MCPGEN_STATE_KEY")
+        self.state_key = checked_state_key(state_key if state_key is not None else os.environ.get("MCPGEN_STATE_KEY"))
         self.cache = cache if cache is not None else CacheHint()
         self.list_cache = dict(list_cache or {})
         self.listeners = ListenHub(self)

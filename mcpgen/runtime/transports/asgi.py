@@ -22,11 +22,14 @@ Send = Callable[[Message], Awaitable[None]]
 
 
 class HttpError(Exception):
-    def __init__(self, status: int, message: str, code: int = INVALID_REQUEST) -> None:
+    def __init__(
+        self, status: int, message: str, code: int = INVALID_REQUEST, headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.code = code
+        self.headers = headers  # extra response headers (Retry-After on a 503)
 
 
 def accepts(accept: str, media: str) -> bool:
