@@ -106,6 +106,17 @@ def _protected_server(issuer: str, resource: str, calls: list[str], **auth_optio
         calls.append("audit")
         return "audit everything"
 
+    # Completers of the guarded prompt and template: their values are guarded alike.
+    @server.completion(argument="focus", prompt="audit")
+    def audit_focus(value: str, arguments: dict[str, str]) -> list[str]:
+        calls.append("complete:audit")
+        return ["payroll", "secrets"]
+
+    @server.completion(argument="note", template="notes://by-id/{note}")
+    def note_ids(value: str, arguments: dict[str, str]) -> list[str]:
+        calls.append("complete:note")
+        return ["7", "8"]
+
     return server, auth
 
 
@@ -455,6 +466,46 @@ def test_insufficient_scope_stateless(
     response = post(protected.url, body, headers, f"Bearer {granted}")
     assert response.status_code == 200, response.text
     assert "error" not in response.json()
+
+
+COMPLETED = {
+    # what a completion completes: (its ref, the scope its target declares)
+    "prompt": ({"type": "ref/prompt", "name": "audit"}, "admin"),
+    "template": ({"type": "ref/resource", "uri": "notes://by-id/{note}"}, "notes:read"),
+}
+
+
+@pytest.mark.parametrize("era", [MODERN, HANDSHAKE])
+@pytest.mark.parametrize("target", list(COMPLETED))
+def test_completion_needs_the_scopes_of_what_it_completes(
+    protected: Protected, auth_server: AuthServer, era: str, target: str
+) -> None:
+    """A caller refused prompts/get of a prompt (or a read of a template) gets no
+    completions of its arguments either: 403 insufficient_scope, the completer never run."""
+    ref, scope = COMPLETED[target]
+    argument = "focus" if target == "prompt" else "note"
+    params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": ""}}
+
+    def complete(token: str) -> httpx.Response:
+        if era == MODERN:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "completion/complete", "params": {**params, "_meta": _meta()}}
+            headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "completion/complete"}
+        else:
+            session = _initialize(protected.url, token)
+            body = {"jsonrpc": "2.0", "id": 2, "method": "completion/complete", "params": params}
+            headers = {"MCP-Protocol-Version": HANDSHAKE, "Mcp-Session-Id": session}
+        return post(protected.url, body, headers, f"Bearer {token}")
+
+    before = list(protected.calls)
+    response = complete(get_token(auth_server, "svc", "mcp", protected.url))
+    assert response.status_code == 403, response.text
+    assert 'error="insufficient_scope"' in challenge(response)
+    assert scope in challenge(response)
+    assert protected.calls == before  # the completer never ran
+    response = complete(get_token(auth_server, "svc", f"mcp {scope}", protected.url))
+    assert response.status_code == 200, response.text
+    assert ("payroll" if target == "prompt" else '"7"') in response.text
+    assert protected.calls == [*before, f"complete:{'audit' if target == 'prompt' else 'note'}"]
 
 
 def test_insufficient_scope_handshake_session(protected: Protected, auth_server: AuthServer) -> None:

@@ -72,10 +72,12 @@ DpopMode = Literal["allowed", "required", "off"]
 
 
 class _Target(msgspec.Struct):
-    """Just enough of a request's params to know what it calls."""
+    """Just enough of a request's params to know what it calls (``ref``: what a
+    ``completion/complete`` completes)."""
 
     name: Any = None
     uri: Any = None
+    ref: Any = None
 
 
 class Refusal:
@@ -110,6 +112,7 @@ class ScopeSource(Protocol):
 
     def declared_scopes(self) -> list[str]: ...
     def required_scopes(self, method: str, name: str) -> tuple[str, ...]: ...
+    def completion_scopes(self, ref_type: str, name: str) -> tuple[str, ...]: ...
 
 
 class BearerAuth:
@@ -323,17 +326,26 @@ class BearerAuth:
         """After parsing, before the handler: the 403 for a tool, resource or prompt the
         token lacks the declared scopes of (None when it may run)."""
         server, info = self._server, current_auth.get()
+        completes = env.method == "completion/complete"
         field = _NAMED.get(env.method) if isinstance(env.method, str) else None
-        if server is None or info is None or field is None or env.params is msgspec.UNSET:
+        if server is None or info is None or (field is None and not completes) or env.params is msgspec.UNSET:
             return None
         try:
             target = msgspec.json.decode(env.params, type=_Target)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None  # params that do not parse: refused as such before any handler
-        name = getattr(target, field)
-        if not isinstance(name, str):
-            return None
-        required = server.required_scopes(env.method, name)
+        if completes:
+            ref = target.ref if isinstance(target.ref, dict) else {}
+            kind, name = ref.get("type"), ref.get("name" if ref.get("type") == "ref/prompt" else "uri")
+            if not isinstance(kind, str) or not isinstance(name, str):
+                return None
+            required = server.completion_scopes(kind, name)
+        else:
+            assert field is not None
+            name = getattr(target, field)
+            if not isinstance(name, str):
+                return None
+            required = server.required_scopes(env.method, name)
         if not required or info.has_scopes(required):
             return None
         needed = list(dict.fromkeys([*info.scopes, *self.scopes, *required]))

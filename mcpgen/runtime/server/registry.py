@@ -63,6 +63,9 @@ class TemplateEntry(msgspec.Struct):
     in_thread: bool
     template: UriTemplate
     definition: ResourceTemplate
+    # Whether a variable may decode to a path leaving its root (``..``, absolute): off by
+    # default, so a handler that joins a value to a folder cannot be walked out of it.
+    allow_traversal: bool = False
 
 
 class PromptEntry(msgspec.Struct):

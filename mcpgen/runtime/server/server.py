@@ -104,7 +104,7 @@ from mcpgen.runtime.server.registry import (
 from mcpgen.runtime.server.session import ServerSession
 from mcpgen.runtime.server.signature import ArgumentError, Signature, signature_of
 from mcpgen.runtime.server.threads import DEFAULT_MAX_THREADS, ThreadPool
-from mcpgen.runtime.shared.files import guess_mime, read_file, resolve_within
+from mcpgen.runtime.shared.files import guess_mime, leaves_root, read_file, resolve_within
 from mcpgen.runtime.shared.headers import annotated_params
 from mcpgen.runtime.shared.jsonschema import SchemaValidationError, compile_schema
 
@@ -397,6 +397,7 @@ class Server:
         mime_type: str | None = None,
         blocking: bool | None = None,
         scopes: Iterable[str] | None = None,
+        allow_traversal: bool = False,
     ) -> Callable[[F], F]: ...
 
     def resource_template(
@@ -409,12 +410,19 @@ class Server:
         mime_type: str | None = None,
         blocking: bool | None = None,
         scopes: Iterable[str] | None = None,
+        allow_traversal: bool = False,
     ) -> F | Callable[[F], F]:
         """Register a function serving every URI that matches an RFC 6570 template; the
         template's variables are passed as keyword arguments. Bare, as
         ``@server.resource_template``, the template is ``resource://<function
         name>/{<parameter>}/...`` over the function's parameters in order. ``blocking``:
-        as for :meth:`tool`."""
+        as for :meth:`tool`.
+
+        Variables arrive percent-decoded, so ``file:///{path}`` would hand a handler
+        ``../outside`` for ``file:///..%2Foutside``: a URI whose variables decode to a
+        ``..`` segment or an absolute path is not served ("resource not found", the
+        handler never runs). ``allow_traversal=True`` hands such values over, for a
+        handler that checks them itself."""
         fn, given = split_first(uri_template, "resource_template", "its URI template", optional=False)
 
         def register(fn: F) -> F:
@@ -437,7 +445,8 @@ class Server:
                 description=_text(description or sig.description),
                 mime_type=mime_type or UNSET,
             )
-            self._templates.append(TemplateEntry(fn, sig, runs_in_thread(sig, blocking), template, definition))
+            entry = TemplateEntry(fn, sig, runs_in_thread(sig, blocking), template, definition, allow_traversal)
+            self._templates.append(entry)
             if scopes:
                 self._template_scopes[id(template)] = tuple(scopes)
             self._changed("resources")
@@ -759,6 +768,20 @@ class Server:
                 needed.extend(s for s in scopes if s not in needed)
         return tuple(needed)
 
+    def completion_scopes(self, ref_type: str, name: str) -> tuple[str, ...]:
+        """The scopes a ``completion/complete`` request must carry, beyond the server's own:
+        those of the prompt (``ref/prompt``, by name) or resource template (``ref/resource``,
+        by its URI template; a fixed resource by its URI) whose argument it completes. A
+        completer's values come from what it completes, so they are guarded alike."""
+        if ref_type == "ref/prompt":
+            return self._scopes.get(("prompts/get", name), ())
+        if ref_type == "ref/resource":
+            for template in list(self._templates):
+                if template.definition.uri_template == name:
+                    return self._template_scopes.get(id(template.template), ())
+            return self._scopes.get(("resources/read", name), ())
+        return ()
+
     def declared_scopes(self) -> list[str]:
         """Every scope a tool, resource, template or prompt declares (for the protected
         resource metadata's ``scopes_supported``)."""
@@ -920,7 +943,7 @@ class Server:
             return ReadResourceResult(contents=to_contents(uri, value, resource.definition.mime_type))
         for template in self._templates:
             values = template.template.match(uri)
-            if values is None:
+            if values is None or (not template.allow_traversal and _leaves_root(values)):
                 continue
             try:
                 kwargs = template.signature.decode_arguments(values)
@@ -1082,3 +1105,11 @@ def _text(value: str | None) -> Any:
 
 def _tool_error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+def _leaves_root(values: dict[str, str | list[str]]) -> bool:
+    """Whether any template variable decodes to a path that leaves its root."""
+    return any(
+        leaves_root(value) if isinstance(value, str) else any(leaves_root(item) for item in value)
+        for value in values.values()
+    )

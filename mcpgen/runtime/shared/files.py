@@ -30,6 +30,17 @@ def resolve_within(root: Path, relative: str, uri: str | None = None) -> Path:
     return target
 
 
+def leaves_root(value: str) -> bool:
+    """Whether a value, read as a relative path, could name something outside the folder it
+    is joined to: an absolute path (``/x``, ``\\x``, ``C:\\x``), a ``..`` segment (with ``/``
+    or ``\\`` between segments), or a NUL byte."""
+    if not value:
+        return False
+    if "\x00" in value or value[0] in "/\\" or (value[1:2] == ":" and value[0].isalpha() and value[2:3] in ("/", "\\")):
+        return True
+    return ".." in value.replace("\\", "/").split("/")
+
+
 def read_file(path: Path) -> str | bytes:
     """Text when the file is UTF-8, else bytes."""
     data = path.read_bytes()
