@@ -403,7 +403,7 @@ def test_the_default_principal_is_the_verified_token_s_issuer_and_subject() -> N
     info = AuthInfo(issuer="https://as.example", subject="alice", client_id="app", scopes=frozenset())
     token = current_auth.set(info)
     try:
-        assert principal(request) == "https://as.example\nalice"
+        assert principal(request) == "https://as.example\nsub:alice"
     finally:
         current_auth.reset(token)
     assert build().tasks.owner is principal

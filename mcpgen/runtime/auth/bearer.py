@@ -256,6 +256,9 @@ class BearerAuth:
         except VerifierUnavailable as exc:
             log.warning("mcpgen: cannot verify access tokens: %s", exc)
             return Refusal(503, "the authorization server cannot be reached; retry later", [(b"retry-after", b"5")])
+        if not info.subject and not info.client_id:
+            # It could own nothing of its own: every such token would share one principal.
+            return self.challenge(401, "the token names no subject and no client", error="invalid_token")
         refused = self._check_binding(info, scheme, method, url, token, headers)
         if refused is not None:
             return refused

@@ -40,9 +40,16 @@ class AuthInfo(msgspec.Struct, frozen=True):
 
     @property
     def owner(self) -> tuple[str, str]:
-        """Whom a session opened with this token belongs to: later requests of the session
-        must come from the same one (a stolen session id alone is worth nothing)."""
-        return (self.issuer, self.subject or self.client_id or "")
+        """Whom a session or task opened with this token belongs to: later requests must
+        come from the same one (a stolen session id alone is worth nothing). The issuer and
+        the subject, else the client id, each named by its kind: ``sub=bob`` and
+        ``client_id=bob`` are two principals. A token naming neither is refused before it
+        gets here (:meth:`~mcpgen.runtime.auth.bearer.BearerAuth.authenticate`)."""
+        if self.subject:
+            return (self.issuer, f"sub:{self.subject}")
+        if self.client_id:
+            return (self.issuer, f"client:{self.client_id}")
+        return (self.issuer, "")
 
 
 current_auth: ContextVar[AuthInfo | None] = ContextVar("mcpgen_auth", default=None)

@@ -22,7 +22,8 @@ running the task learns of answers and cancellations by watching its record. Her
 this process, is only the asyncio task running each tool (dropped when it settles).
 
 Principals: a task records who created it, :attr:`TaskManager.owner` of the request; by
-default the verified access token's issuer and subject on a server protected with
+default the verified access token's issuer and subject (else its client id, named as such:
+:attr:`~mcpgen.runtime.auth.info.AuthInfo.owner`) on a server protected with
 ``Server(auth=...)``. A request of any other principal gets -32602, as if the task did not
 exist. On an unprotected server (and over stdio) there is no principal: a task is then
 readable by whoever holds its id (192 random bits). Set ``owner`` to a function of the
@@ -496,7 +497,7 @@ class TaskPeer(StatelessPeer):
 
 
 def principal(request: StatelessRequest) -> str | None:
-    """The request's principal: the verified token's issuer and subject, or None when the
+    """The request's principal: the verified token's owner (issuer and subject or client id), or None when the
     server checks no tokens (read from the request being served, not from ``request``)."""
     owner = current_owner()
     return None if owner is None else "\n".join(owner)
