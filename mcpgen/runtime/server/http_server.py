@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET, UnsetType
 
 from mcpgen.runtime.auth.info import current_owner
-from mcpgen.runtime.errors import SERVER_BUSY
+from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
 from mcpgen.runtime.server import http_exchange
@@ -384,10 +384,16 @@ class McpHttpApp:
             live.session.on_envelope(env)
             await _respond(send, 202, b"")
             return
+        extra = [(b"mcp-session-id", live.transport.session_id.encode())]
+        if env.id in live.transport.streams:
+            # The id of a request still in flight: refused on this POST, where the refusal
+            # can reach, and the first keeps its stream (and gets its answer).
+            taken = error_frame(INVALID_REQUEST, f"Invalid Request: id {env.id!r} is already in use", env.id)
+            await _respond(send, 400, taken, extra=extra)
+            return
         stream = live.transport.new_stream()
         live.transport.streams[env.id] = stream
         live.session.on_envelope(env)
-        extra = [(b"mcp-session-id", live.transport.session_id.encode())]
         await self._answer(live, stream, receive, send, extra)
 
     async def _answer(
