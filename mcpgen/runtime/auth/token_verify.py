@@ -108,7 +108,10 @@ class JwtVerifier:
     another resource is refused even when the issuer is the same. ``jwks_url`` defaults to
     the ``jwks_uri`` of the issuer's metadata. Keys are cached for ``jwks_ttl`` seconds; a
     token whose ``kid`` is unknown triggers one refetch (the issuer rotated its keys),
-    at most once per ``refetch_interval`` seconds."""
+    at most once per ``refetch_interval`` seconds. When a refresh fails (the issuer is
+    briefly down), the last good keys keep serving for up to ``jwks_grace`` seconds past
+    their ``jwks_ttl``, while the refresh is retried with backoff (1 s, doubling, at most
+    60 s); only then do requests get 503."""
 
     def __init__(
         self,
@@ -120,6 +123,7 @@ class JwtVerifier:
         leeway: float = 30.0,
         jwks_ttl: float = 3600.0,
         refetch_interval: float = 10.0,
+        jwks_grace: float = 3600.0,
         http: httpx.AsyncClient | None = None,
     ) -> None:
         self.jwt: Any = require("jwt", "auth", "JWT access token verification")
@@ -130,10 +134,13 @@ class JwtVerifier:
         self.leeway = leeway
         self.jwks_ttl = jwks_ttl
         self.refetch_interval = refetch_interval
+        self.jwks_grace = jwks_grace
         self._http = http
         self._keys: dict[str, Any] = {}  # kid -> PyJWK ("" for a key without kid)
         self._fetched = 0.0
         self._lock = asyncio.Lock()
+        self._failures = 0  # refreshes failed in a row
+        self._next_try = 0.0  # no refresh before this (monotonic), after a failure
 
     async def verify(self, token: str) -> AuthInfo:
         jwt = self.jwt
@@ -170,13 +177,39 @@ class JwtVerifier:
             if now - self._fetched > self.jwks_ttl or (
                 kid not in self._keys and now - self._fetched >= self.refetch_interval
             ):
-                await self._fetch()
+                await self._refresh(now)
         found = self._keys.get(kid)
         if found is None and not kid and len(self._keys) == 1:
             found = next(iter(self._keys.values()))
         if found is None:
             raise InvalidToken("the token is signed with a key the issuer does not publish")
         return found
+
+    async def _refresh(self, now: float) -> None:
+        """Fetch the keys, unless a failed fetch asked to wait; on failure keep the last
+        good keys while they are within their grace period, else raise."""
+        usable = bool(self._keys) and now - self._fetched <= self.jwks_ttl + self.jwks_grace
+        if now < self._next_try:
+            if usable:
+                return
+            raise VerifierUnavailable(f"the signing keys of {self.issuer} cannot be fetched; retrying")
+        try:
+            await self._fetch()
+        except VerifierUnavailable as exc:
+            self._failures += 1
+            wait = min(60.0, 2.0 ** (self._failures - 1))
+            self._next_try = now + wait
+            if not usable:
+                raise
+            log.warning(
+                "mcpgen: %s; serving the last good keys (%.0f s old), next try in %.0f s",
+                exc,
+                now - self._fetched,
+                wait,
+            )
+            return
+        self._failures = 0
+        self._next_try = 0.0
 
     async def _fetch(self) -> None:
         async with self._client() as http:
