@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
+import signal
 import subprocess
 import sys
 import time
@@ -455,6 +457,38 @@ async def test_redis_stopped_mid_test_answers_errors_naming_the_store(fresh_redi
             return server.tasks.running == 0 and not _tool_tasks()
 
         await _until(none_running, 10)
+    await store.aclose()
+
+
+async def test_a_frozen_redis_fails_requests_quickly_naming_the_store(fresh_redis: RedisServer) -> None:
+    """A Redis that hangs without refusing (SIGSTOP: connections stay open, nothing
+    answers): each request that needs it fails within the store's command timeout, naming
+    the store, instead of waiting on the socket for tens of seconds; once Redis answers
+    again, so does the server."""
+    server, app, store = make_app(fresh_redis.url, _prefix())
+    named = f"Redis store at {fresh_redis.url} unavailable"
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+    async with serving(app) as url, httpx.AsyncClient(timeout=60) as client:
+        session = await open_session(client, url)
+        created = await call(client, url, "sleeper", {"seconds": 30})
+        os.kill(fresh_redis.process.pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            reply = await client.post(url, content=json.dumps(init), headers=legacy_headers())
+            assert reply.status_code == 503, reply.text
+            assert named in reply.json()["error"]["message"] and "no answer within" in reply.json()["error"]["message"]
+            status, answer = await rpc(client, url, "tasks/get", {"taskId": created["taskId"]})
+            assert answer["error"]["code"] == -32603 and named in answer["error"]["message"], answer
+            assert time.monotonic() - started < 2 * store.command_timeout + 4  # two requests, each bounded
+        finally:
+            os.kill(fresh_redis.process.pid, signal.SIGCONT)
+        # Redis answers again: so does the server, on the session it already had and a new one.
+        assert (await call(client, url, "whoami", {}))["structuredContent"]["pid"] > 0
+        reply = await client.post(url, content=json.dumps(init), headers=legacy_headers())
+        assert reply.status_code == 200, reply.text
+        assert session
+    await server.stop_tasks()
     await store.aclose()
 
 

@@ -59,7 +59,9 @@ class RedisStore:
     ``prefix`` namespaces the keys (one Redis may serve several servers); ``event_ttl``
     (seconds) is how long a stream's events stay after its last event; ``per_stream`` how
     many events of one stream are kept at most; ``block`` how long (seconds) one read of
-    a followed stream waits before checking the stream still exists.
+    a followed stream waits before checking the stream still exists; ``command_timeout``
+    bounds every command (a blocking read: ``block`` more), so a Redis that hangs without
+    refusing fails the request quickly, naming the store, instead of holding it.
     """
 
     def __init__(
@@ -71,6 +73,7 @@ class RedisStore:
         per_stream: int = 1000,
         block: float = 2.0,
         connect_timeout: float = 2.0,
+        command_timeout: float = 2.0,
     ) -> None:
         self.url = url
         self.prefix = prefix
@@ -78,6 +81,7 @@ class RedisStore:
         self.per_stream = per_stream
         self.block = block
         self.connect_timeout = connect_timeout
+        self.command_timeout = command_timeout
         self.name = f"Redis store at {_shown(url)}"
         self._client: Redis | None = None
         self._errors: tuple[type[BaseException], ...] = ()
@@ -108,10 +112,17 @@ class RedisStore:
             )
         return self._client
 
-    async def call(self, awaitable: Awaitable[T]) -> T:
-        """Await a Redis command, turning a failure into :class:`StoreUnavailable`."""
+    async def call(self, awaitable: Awaitable[T], *, longer: float = 0.0, bounded: bool = True) -> T:
+        """Await a Redis command within ``command_timeout`` (plus ``longer`` for a blocking
+        read; ``bounded=False`` only for a subscriber's wait for the next message), turning
+        a failure or a silence into :class:`StoreUnavailable`."""
         try:
-            return await awaitable
+            if not bounded:
+                return await awaitable
+            async with asyncio.timeout(self.command_timeout + longer):
+                return await awaitable
+        except TimeoutError:
+            raise StoreUnavailable(self.name, f"no answer within {self.command_timeout + longer:g} s") from None
         except self._errors as exc:
             raise StoreUnavailable(self.name, f"{type(exc).__name__}: {exc}") from exc
 
@@ -233,7 +244,7 @@ class RedisEventStore:
         key = store.key("ev", name)
         last: bytes | str = f"{n}-0"
         while True:
-            reply = await store.call(store.client.xread({key: last}, block=int(store.block * 1000)))
+            reply = await store.call(store.client.xread({key: last}, block=int(store.block * 1000)), longer=store.block)
             entries = _entries(reply)
             if not entries:
                 if not await store.call(store.client.exists(key)):
@@ -360,11 +371,18 @@ class RedisTaskStore:
         try:
             await store.call(pubsub.subscribe(self.channel))
             # The confirmation: from here on, every change is delivered to us.
-            while await store.call(pubsub.get_message(timeout=store.connect_timeout + 1.0)) is None:
+            while (
+                await store.call(
+                    pubsub.get_message(timeout=store.connect_timeout + 1.0), longer=store.connect_timeout + 1.0
+                )
+                is None
+            ):
                 pass
             subscribed.set_result(None)
             while True:
-                message = await store.call(pubsub.get_message(ignore_subscribe_messages=True, timeout=None))
+                message = await store.call(
+                    pubsub.get_message(ignore_subscribe_messages=True, timeout=None), bounded=False
+                )
                 if message is None or message.get("type") != "message":
                     continue
                 data = message.get("data")
