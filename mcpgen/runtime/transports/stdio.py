@@ -46,6 +46,13 @@ class StreamTransport:
         self._room = _HIGH_WATER
 
     async def receive(self) -> bytes | None:
+        if self.writer.transport.get_write_buffer_size() > _HIGH_WATER:
+            # The peer is not reading what we write: read no more requests until it does,
+            # or a client that only sends would grow our unread answers without bound.
+            try:
+                await self.writer.drain()
+            except ConnectionError:
+                return None
         while True:
             try:
                 line = await self.reader.readuntil(b"\n")
