@@ -111,7 +111,7 @@ async def post(
     pending = answer
     disconnected = asyncio.ensure_future(_disconnect(receive))
     gate = slots if slots is not None and env.method not in _UNBOUNDED else None
-    if gate is not None and not await _take_slot(gate, disconnected):
+    if gate is not None and not await take_slot(gate, disconnected):
         close = getattr(pending, "close", None)
         if close is not None:
             close()  # never started: closed unrun
@@ -136,7 +136,7 @@ async def post(
 
     task = asyncio.ensure_future(run())
     try:
-        first = await _next(frames, disconnected)
+        first = await next_frame(frames, disconnected)
         if first is None:
             return  # the client went away before anything was sent
         if first is _END:
@@ -152,7 +152,7 @@ async def post(
             await task
 
 
-async def _take_slot(slots: Slots, disconnected: asyncio.Future[None]) -> bool:
+async def take_slot(slots: Slots, disconnected: asyncio.Future[None]) -> bool:
     """A slot, at once or after waiting in line; False when the line is full or the
     client went away while waiting."""
     if slots.take():
@@ -181,13 +181,13 @@ async def _stream(
     item: Any = first
     while item is not _END:
         await send({"type": "http.response.body", "body": sse.event(item), "more_body": True})
-        item = await _next(queue, disconnected)
+        item = await next_frame(queue, disconnected)
         if item is None:
             return
     await send({"type": "http.response.body", "body": sse.event(task.result()[0]), "more_body": False})
 
 
-async def _next(queue: asyncio.Queue[Any], disconnected: asyncio.Future[None]) -> Any:
+async def next_frame(queue: asyncio.Queue[Any], disconnected: asyncio.Future[None]) -> Any:
     """The next frame, or None once the client has gone."""
     if not queue.empty():
         return queue.get_nowait()

@@ -360,7 +360,7 @@ class McpHttpApp:
             return
         is_request = env.method is not UNSET and env.id is not UNSET
         if self.options.stateless:
-            await self._post_stateless(send, env, is_request, version)
+            await self._post_stateless(receive, send, env, is_request, version)
             return
         session_id = headers.get("mcp-session-id")
         if session_id is None:
@@ -523,8 +523,31 @@ class McpHttpApp:
         finally:
             await live.transport.retire(stream, stored=True)
 
-    async def _post_stateless(self, send: Send, env: Envelope, is_request: bool, version: str | None) -> None:
-        """Serve one message with a throwaway session: no handshake state, JSON only."""
+    async def _post_stateless(
+        self, receive: Receive, send: Send, env: Envelope, is_request: bool, version: str | None
+    ) -> None:
+        """Serve one message with a throwaway session: no handshake state, JSON only. A
+        request takes one of the app's slots (``max_concurrency`` running, four times as
+        many waiting, the rest refused -32000), and a client that goes away ends its
+        session, which cancels the handler."""
+        disconnected = asyncio.ensure_future(_wait_disconnect(receive))
+        if is_request and not await http_exchange.take_slot(self.slots, disconnected):
+            gone = disconnected.done()
+            disconnected.cancel()
+            if not gone:
+                busy = error_frame(SERVER_BUSY, "Server busy: too many requests in flight; retry later", env.id)
+                await _respond(send, 200, busy)
+            return
+        try:
+            await self._serve_throwaway(disconnected, send, env, is_request, version)
+        finally:
+            disconnected.cancel()
+            if is_request:
+                self.slots.leave()
+
+    async def _serve_throwaway(
+        self, disconnected: asyncio.Future[None], send: Send, env: Envelope, is_request: bool, version: str | None
+    ) -> None:
         transport = HttpSessionTransport(self, "stateless")
         session = ServerSession(transport, self.server, **self.server.session_options)
         if env.method != "initialize":
@@ -542,7 +565,10 @@ class McpHttpApp:
             transport.streams[env.id] = stream
             session.on_envelope(env)
             while True:
-                frame, final = await stream.queue.get()
+                item = await http_exchange.next_frame(stream.queue, disconnected)
+                if item is None:
+                    return  # the client went away: closing the session cancels the handler
+                frame, final = item
                 if final is True:
                     await _respond(send, 200, frame)
                     return
