@@ -42,7 +42,7 @@ from typing import Any, Literal
 import msgspec
 
 from mcpgen.runtime.auth.info import current_owner
-from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CAPABILITY, McpError
+from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CAPABILITY, SERVER_BUSY, McpError
 from mcpgen.runtime.jsonrpc.framing import Envelope
 from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
 from mcpgen.runtime.server.input_required import answer_as_result, wire_params
@@ -98,13 +98,24 @@ class TaskManager:
         *,
         ttl_ms: int | None = 3_600_000,
         poll_interval_ms: int = 500,
+        max_running: int | None = None,
+        max_per_principal: int | None = None,
     ) -> None:
+        """``max_running``: tasks whose tool runs at once in this process (default: the
+        server's ``max_concurrency``); ``max_per_principal``: of those, one principal's on a
+        protected server (default: half of ``max_running``, at least 1). A task call beyond
+        either is refused at once with -32000 ("server busy"), as a plain call beyond the
+        session's bound is; nothing already running is touched."""
         self.server = server
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
         self.owner: Callable[[StatelessRequest], str | None] = principal
+        self.max_running = max_running if max_running is not None else server.session_options["max_concurrency"]
+        self.max_per_principal = max_per_principal if max_per_principal is not None else max(1, self.max_running // 2)
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._starting = 0  # tools started by a request that has not handed them over yet
+        self._by_owner: dict[str, int] = {}  # running tasks (and starts) per principal
 
     @property
     def running(self) -> int:
@@ -217,13 +228,38 @@ class TaskManager:
                 )
             return None
         owner = self.owner(request)
-        if start == "explicit":
-            return await self._call_then_hand_off(front, request, params, owner)
-        record = await self.create(params.name, owner)
-        peer = TaskPeer(self, front, request, record.task_id)
-        tool = self._start_tool(front, request, params, peer)
-        self._supervise(record.task_id, tool)
-        return _frame(request, front.stamp(self._task_fields(record), "task", None))
+        self._admit(owner)
+        self._starting += 1
+        self._hold(owner, +1)
+        try:
+            if start == "explicit":
+                return await self._call_then_hand_off(front, request, params, owner)
+            record = await self.create(params.name, owner)
+            peer = TaskPeer(self, front, request, record.task_id)
+            tool = self._start_tool(front, request, params, peer)
+            self._supervise(record.task_id, tool, owner)
+            return _frame(request, front.stamp(self._task_fields(record), "task", None))
+        finally:  # from here on its supervisor counts it, if it runs as a task
+            self._starting -= 1
+            self._hold(owner, -1)
+
+    def _admit(self, owner: str | None) -> None:
+        """Room for one more running task, or -32000: for the server, and for the caller."""
+        if len(self._running) + self._starting >= self.max_running:
+            raise McpError(SERVER_BUSY, f"Server busy: {self.max_running} tasks running; retry later")
+        if owner is not None and self._by_owner.get(owner, 0) >= self.max_per_principal:
+            raise McpError(
+                SERVER_BUSY, f"Server busy: this caller has {self.max_per_principal} tasks running; retry later"
+            )
+
+    def _hold(self, owner: str | None, step: int) -> None:
+        """Count a running task (or a start) for its principal, or stop counting it."""
+        if owner is not None:
+            left = self._by_owner.get(owner, 0) + step
+            if left > 0:
+                self._by_owner[owner] = left
+            else:
+                self._by_owner.pop(owner, None)
 
     async def _call_then_hand_off(
         self, front: StatelessServer, request: StatelessRequest, params: Any, owner: str | None
@@ -245,7 +281,7 @@ class TaskManager:
             raise
         if peer.handed.done():
             record: TaskRecord = peer.handed.result()
-            self._supervise(record.task_id, tool)
+            self._supervise(record.task_id, tool, owner)
             return _frame(request, front.stamp(self._task_fields(record), "task", None))
         return front.result_frame(request, tool.result())  # raises what the tool raised
 
@@ -278,10 +314,16 @@ class TaskManager:
 
     # ------------------------------------------------------------ running
 
-    def _supervise(self, task_id: str, tool: asyncio.Task[Any]) -> None:
+    def _supervise(self, task_id: str, tool: asyncio.Task[Any], owner: str | None) -> None:
         runner = asyncio.ensure_future(self._watch_over(task_id, tool))
         self._running[task_id] = runner
-        runner.add_done_callback(lambda _: self._running.pop(task_id, None))
+        self._hold(owner, +1)  # for as long as it runs (the start's own count ends just after)
+
+        def done(_: object) -> None:
+            self._running.pop(task_id, None)
+            self._hold(owner, -1)
+
+        runner.add_done_callback(done)
 
     async def _watch_over(self, task_id: str, tool: asyncio.Task[Any]) -> None:
         """Wait for the tool to settle, cancelling it when its record says cancelled (a
