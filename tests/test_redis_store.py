@@ -24,6 +24,9 @@ from typing import Any
 import httpx
 import pytest
 
+from mcpgen import BearerAuth, Context, Server
+from mcpgen.runtime.auth.info import AuthInfo
+from mcpgen.runtime.auth.token_verify import InvalidToken
 from mcpgen.runtime.stores.event_store import EventStore, MemoryEventStore, SharedEventStore
 from mcpgen.runtime.stores.redis_store import RedisStore
 from mcpgen.runtime.stores.task_store import MemoryTaskStore, TaskStore
@@ -164,11 +167,14 @@ async def test_session_registry(redis: RedisServer) -> None:
     store = RedisStore(redis.url, prefix=_prefix())
     registry = store.sessions
     await registry.add("sid", "sid-1", 0.3)
-    assert await registry.lookup("sid") == "sid-1"
+    assert await registry.lookup("sid") == ("sid-1", "")
     assert await registry.lookup("other") is None
     await registry.touch(["sid"], 10)
     await asyncio.sleep(0.4)
-    assert await registry.lookup("sid") == "sid-1"  # touched: lives on
+    assert await registry.lookup("sid") == ("sid-1", "")  # touched: lives on
+    owner = "https://issuer.example\nsub:alice"  # a principal holds a newline
+    await registry.add("owned", "", 10, owner)
+    assert await registry.lookup("owned") == ("", owner)
     await registry.remove("sid")
     assert await registry.lookup("sid") is None
     await registry.add("short", "short-1", 0.1)
@@ -335,6 +341,64 @@ async def test_a_legacy_stream_cut_on_one_worker_resumes_on_another(redis: Redis
         # An unknown session is unknown on B too.
         headers = legacy_headers("no-such-session", **{"last-event-id": last, "accept": "text/event-stream"})
         assert (await client.get(url_b, headers=headers)).status_code == 404
+    await store_a.aclose()
+    await store_b.aclose()
+
+
+class _Tokens:
+    """Two principals, alice and bob (a verifier of the test's own: BearerAuth(verifier=...))."""
+
+    async def verify(self, token: str) -> AuthInfo:
+        if token not in ("alice", "bob"):
+            raise InvalidToken("unknown token")
+        return AuthInfo("https://issuer.example", token, "app", frozenset({"mcp"}))
+
+
+def _protected_worker(url: str, prefix: str) -> tuple[Any, RedisStore]:
+    server = Server(
+        "protected-redis", auth=BearerAuth("https://issuer.example", "http://127.0.0.1/mcp", verifier=_Tokens())
+    )
+
+    @server.tool()
+    async def steps(n: int, ctx: Context) -> int:
+        for i in range(1, n + 1):
+            await ctx.report_progress(i, n)
+        return n
+
+    store = RedisStore(url, prefix=prefix)
+    return server.http_app(store=store), store
+
+
+async def test_a_stream_resumed_on_another_worker_answers_only_its_owner(redis: RedisServer) -> None:
+    """Resuming with Last-Event-ID on a worker that does not hold the session checks, as the
+    holding worker does, that the caller owns it: another user's session id and event id
+    find nothing there (404), the owner gets the events."""
+    prefix = _prefix()
+    app_a, store_a = _protected_worker(redis.url, prefix)
+    app_b, store_b = _protected_worker(redis.url, prefix)
+    alice, bob = {"authorization": "Bearer alice"}, {"authorization": "Bearer bob"}
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    async with serving(app_a) as url_a, serving(app_b) as url_b, httpx.AsyncClient(timeout=10) as client:
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+        reply = await client.post(url_a, content=json.dumps(init), headers=legacy_headers(**alice))
+        session = reply.headers["mcp-session-id"]
+        params = {"name": "steps", "arguments": {"n": 3}, "_meta": {"progressToken": "p"}}
+        request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        ids: list[str] = []
+        async with client.stream(
+            "POST", url_a, content=json.dumps(request), headers=legacy_headers(session, **alice)
+        ) as r:
+            reader = SseReader(r)
+            while (event := await reader.next()) is not None:
+                if event.id is not None:
+                    ids.append(event.id)
+        first = ids[0]
+        resume = {"last-event-id": first, "accept": "text/event-stream"}
+        stolen = await client.get(url_b, headers=legacy_headers(session, **resume, **bob))
+        assert stolen.status_code == 404, stolen.text
+        assert "progress" not in stolen.text
+        mine = await client.get(url_b, headers=legacy_headers(session, **resume, **alice))
+        assert mine.status_code == 200 and "notifications/progress" in mine.text
     await store_a.aclose()
     await store_b.aclose()
 

@@ -631,11 +631,14 @@ class McpHttpApp:
         messages after it wait on the session's worker for the next GET there)."""
         assert self.registry is not None
         try:
-            standalone = await self.registry.lookup(session_id)
+            found = await self.registry.lookup(session_id)
         except StoreUnavailable as exc:
             raise HttpError(503, f"Service Unavailable: {exc.message}", code=exc.code) from None
-        if standalone is None:
+        if found is None or found[1] != _owner_text():
+            # Unknown, or someone else's (on a protected server a session answers only its
+            # opener, on this worker as on the one that holds it): nothing to resume.
             raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
+        standalone = found[0]
         events = self.options.event_store()
         if not isinstance(events, SharedEventStore):
             raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
@@ -727,7 +730,10 @@ class McpHttpApp:
         standalone = live.transport.standalone
         try:
             await self.registry.add(
-                live.transport.session_id, standalone.id if standalone else "", self.options.session_idle_timeout
+                live.transport.session_id,
+                standalone.id if standalone else "",
+                self.options.session_idle_timeout,
+                _owner_text(),
             )
         except StoreUnavailable as exc:
             await self._end(live.transport.session_id)
@@ -826,6 +832,13 @@ async def close_current_stream() -> None:
         stream = transport.streams.get(request.request_id)
         if stream is not None:
             stream.queue.put_nowait((b"", None))
+
+
+def _owner_text() -> str:
+    """The principal of the request being served, as the session registry keeps it ("" on
+    an unprotected server)."""
+    owner = current_owner()
+    return "\n".join(owner) if owner is not None else ""
 
 
 async def _replay(events: EventStore, last: str, session_id: str) -> tuple[str, list[tuple[str, bytes]]]:

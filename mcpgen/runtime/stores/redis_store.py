@@ -150,14 +150,16 @@ class RedisStore:
 
 
 class RedisSessionRegistry:
-    """Legacy sessions in Redis: ``<prefix>:session:<id>`` holds the standalone stream id."""
+    """Legacy sessions in Redis: ``<prefix>:session:<id>`` holds the owner and the standalone
+    stream id, joined by a newline (the owner may hold newlines, a stream id none)."""
 
     def __init__(self, store: RedisStore) -> None:
         self.shared = store
 
-    async def add(self, session_id: str, standalone: str, ttl: float) -> None:
+    async def add(self, session_id: str, standalone: str, ttl: float, owner: str = "") -> None:
         store = self.shared
-        await store.call(store.client.set(store.key("session", session_id), standalone, px=_ms(ttl)))
+        record = f"{owner}\n{standalone}"  # a stream id holds no newline: the last one splits
+        await store.call(store.client.set(store.key("session", session_id), record, px=_ms(ttl)))
 
     async def touch(self, session_ids: list[str], ttl: float) -> None:
         if not session_ids:
@@ -171,10 +173,13 @@ class RedisSessionRegistry:
         except StoreUnavailable as exc:
             log.warning("mcpgen: could not refresh %d sessions: %s", len(session_ids), exc.message)
 
-    async def lookup(self, session_id: str) -> str | None:
+    async def lookup(self, session_id: str) -> tuple[str, str] | None:
         store = self.shared
         value = await store.call(store.client.get(store.key("session", session_id)))
-        return value.decode() if isinstance(value, bytes) else None
+        if not isinstance(value, bytes):
+            return None
+        owner, _, standalone = value.decode().rpartition("\n")
+        return standalone, owner
 
     async def remove(self, session_id: str) -> None:
         store = self.shared

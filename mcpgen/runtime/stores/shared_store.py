@@ -35,16 +35,17 @@ class SessionRegistry(Protocol):
     the worker that created it; the others only need to know it exists, and which of its
     streams is the standalone (GET) one, to resume its streams from the event store."""
 
-    async def add(self, session_id: str, standalone: str, ttl: float) -> None:
-        """Record a new session (expires after ``ttl`` seconds unless touched)."""
+    async def add(self, session_id: str, standalone: str, ttl: float, owner: str = "") -> None:
+        """Record a new session and whom it belongs to (``owner``: its principal on a
+        protected server, else ""); expires after ``ttl`` seconds unless touched."""
         ...
 
     async def touch(self, session_ids: list[str], ttl: float) -> None:
         """Keep these sessions for another ``ttl`` seconds (best effort: never raises)."""
         ...
 
-    async def lookup(self, session_id: str) -> str | None:
-        """The session's standalone stream id, or None if no worker has this session."""
+    async def lookup(self, session_id: str) -> tuple[str, str] | None:
+        """The session's standalone stream id and owner, or None if no worker has it."""
         ...
 
     async def remove(self, session_id: str) -> None:
