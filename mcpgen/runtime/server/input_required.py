@@ -8,9 +8,10 @@ answered with an InputRequiredResult listing every question asked in this round,
 the start and this time each question finds its answer.
 
 Nothing is kept on the server between rounds: the answers of earlier rounds travel in the
-``requestState``, sealed with an HMAC under the server's key, together with the method, a
-digest of the request's own params and an expiry. A retry may land on any worker that
-shares the key; a state that was altered, belongs to another request or has expired is
+``requestState``, encrypted and authenticated (AES-256-GCM) under a key derived from the
+server's, together with the method, a digest of the request's own params, the caller (on a
+protected server) and an expiry. A retry may land on any worker that shares the key; a
+state that was altered, belongs to another request or another caller, or has expired is
 refused with -32602 and never replayed. Because the handler runs again, what it does before
 its last question runs again too: keep it idempotent.
 """
@@ -24,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.errors import INVALID_PARAMS, MISSING_CAPABILITY, McpError
 
 # method -> (the client capability it needs, the result type it answers with)
@@ -37,7 +39,7 @@ _NOT_SIGNIFICANT = ("_meta", "inputResponses", "requestState")
 
 
 MIN_STATE_KEY = 32
-"""Bytes of key a requestState seal needs at least (HMAC-SHA256's own size)."""
+"""Bytes of key a requestState seal needs at least (the AES-256 key derived from it)."""
 
 
 def checked_state_key(key: bytes | str | None) -> bytes | str | None:
@@ -56,7 +58,9 @@ def checked_state_key(key: bytes | str | None) -> bytes | str | None:
 
 
 class StateSealer:
-    """Seals and opens ``requestState`` strings with an HMAC-SHA256 key.
+    """Seals and opens ``requestState`` strings: AES-256-GCM (from ``cryptography``) under a
+    key derived (HKDF-SHA256) from the server's ``state_key``, so that a state can be neither
+    read (the answers in it may be what a user typed, a PIN) nor altered.
 
     The key is the server's ``state_key`` (bytes or text); without one, a random key of this
     process: then a retry must come back to the same process (set a shared key, e.g. from
@@ -67,20 +71,24 @@ class StateSealer:
             key = os.urandom(32)
         self._key = key.encode() if isinstance(key, str) else key
         self.lifetime = lifetime
+        self._aead: Any = None
 
     def seal(self, payload: dict[str, Any]) -> str:
-        body = _b64(msgspec.json.encode({**payload, "exp": round(time.time() + self.lifetime, 3)}))
-        return f"{body}.{_b64(self._mac(body))}"
+        plain = msgspec.json.encode({**payload, "exp": round(time.time() + self.lifetime, 3)})
+        nonce = os.urandom(_NONCE)
+        return f"{_b64(nonce)}.{_b64(self._cipher().encrypt(nonce, plain, _CONTEXT))}"
 
     def open(self, state: str) -> dict[str, Any]:
         """The payload of a state this server sealed, or -32602."""
-        import hmac  # here, not at the top: see _mac
+        from cryptography.exceptions import InvalidTag
 
-        body, dot, mac = state.partition(".")
+        nonce, dot, sealed = state.partition(".")
         try:
-            valid = dot == "." and hmac.compare_digest(_unb64(mac), self._mac(body))
-            payload = msgspec.json.decode(_unb64(body)) if valid else None
-        except (ValueError, msgspec.DecodeError):
+            iv = _unb64(nonce)
+            if dot != "." or len(iv) != _NONCE:
+                raise ValueError(state)
+            payload = msgspec.json.decode(self._cipher().decrypt(iv, _unb64(sealed), _CONTEXT))
+        except (ValueError, InvalidTag, msgspec.DecodeError):
             payload = None
         if not isinstance(payload, dict):
             raise McpError(INVALID_PARAMS, "Invalid params: requestState was not issued by this server or was altered")
@@ -89,14 +97,28 @@ class StateSealer:
             raise McpError(INVALID_PARAMS, "Invalid params: requestState has expired; call again without it")
         return payload
 
-    def _mac(self, body: str) -> bytes:
-        # hashlib and hmac (with OpenSSL's _hashlib) cost ~2 ms to import, paid by every
-        # server before its first answer if imported at the top; only a request that asks
-        # the client for input needs them, so they load on the first seal or open.
-        import hashlib
-        import hmac
+    def _cipher(self) -> Any:
+        # cryptography costs ~17 ms to import, paid by every server before its first answer
+        # if imported at the top; only a request that asks the client for input needs it.
+        if self._aead is None:
+            from cryptography.hazmat.primitives import hashes
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+            from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-        return hmac.new(self._key, body.encode(), hashlib.sha256).digest()
+            derived = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_CONTEXT).derive(self._key)
+            self._aead = AESGCM(derived)
+        return self._aead
+
+
+_NONCE = 12  # bytes: AES-GCM's standard nonce, random per seal
+_CONTEXT = b"mcpgen requestState v2"  # the key's purpose (HKDF info) and the seal's associated data
+
+
+def caller() -> str:
+    """The principal of the request being served, as a state records it ("" on a server
+    that checks no tokens)."""
+    owner = current_owner()
+    return "\n".join(owner) if owner is not None else ""
 
 
 class InputScope:
@@ -134,6 +156,8 @@ class InputScope:
             payload = sealer.open(state)
             if payload.get("m") != method or payload.get("d") != digest:
                 raise McpError(INVALID_PARAMS, "Invalid params: requestState belongs to another request")
+            if payload.get("p", "") != caller():
+                raise McpError(INVALID_PARAMS, "Invalid params: requestState belongs to another caller")
             answers = payload.get("a") or {}
         responses = params.get("inputResponses")
         return cls(sealer, capabilities, method, digest, answers, responses if isinstance(responses, dict) else {})
@@ -180,7 +204,11 @@ class InputScope:
             )
 
     def state(self) -> str:
-        return self.sealer.seal({"m": self.method, "d": self.digest, "a": self.answers})
+        sealed: dict[str, Any] = {"m": self.method, "d": self.digest, "a": self.answers}
+        principal = caller()
+        if principal:
+            sealed["p"] = principal  # on a protected server, only its caller may continue the round
+        return self.sealer.seal(sealed)
 
 
 class InputRequired(Exception):
@@ -204,7 +232,7 @@ class InputRequired(Exception):
 def _digest(method: str, params: dict[str, Any]) -> str:
     significant = {k: v for k, v in params.items() if k not in _NOT_SIGNIFICANT}
     blob = msgspec.json.encode([method, significant], order="sorted")
-    import hashlib  # on first use, as in StateSealer._mac
+    import hashlib  # on first use: not loaded before a server's first answer
 
     return _b64(hashlib.sha256(blob).digest()[:16])
 
