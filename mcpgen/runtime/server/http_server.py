@@ -91,6 +91,11 @@ class _Stream:
         self.queue: asyncio.Queue[tuple[bytes, bool | None]] = asyncio.Queue()
         self.done = False  # the final frame has been queued
         self.attached = False  # an HTTP connection is reading it
+        # One reader at a time: a GET resuming this stream while a connection still reads it
+        # resolves ``leave`` (that reader stores what it took and ends its response) and
+        # waits for ``left`` before it replays, so nothing is split between the two.
+        self.leave: asyncio.Future[None] | None = None
+        self.left = asyncio.Event()
 
 
 class HttpSessionTransport:
@@ -430,6 +435,8 @@ class McpHttpApp:
         events = live.transport.events
         await send({"type": "http.response.start", "status": 200, "headers": _sse_headers(extra)})
         disconnected = asyncio.ensure_future(_wait_disconnect(receive))
+        leave = stream.leave = asyncio.get_running_loop().create_future()
+        stream.left.clear()
         stream.attached = True
         # Events ready at the same moment go out in one body message (one write): often
         # the priming event, a notification and the response of a request all at once.
@@ -446,6 +453,9 @@ class McpHttpApp:
                     first = None
                 elif disconnected.done():
                     return
+                elif leave.done():  # another connection took this stream over
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    return
                 elif not stream.queue.empty():  # no task and no wait for what is already here
                     frame, final = stream.queue.get_nowait()
                 else:
@@ -454,9 +464,11 @@ class McpHttpApp:
                         ready.clear()
                     getter = asyncio.ensure_future(stream.queue.get())
                     done, _ = await asyncio.wait(
-                        {getter, disconnected}, timeout=self.options.keepalive, return_when=asyncio.FIRST_COMPLETED
+                        {getter, disconnected, leave},
+                        timeout=self.options.keepalive,
+                        return_when=asyncio.FIRST_COMPLETED,
                     )
-                    if disconnected in done:
+                    if disconnected in done or leave in done:
                         getter.cancel()
                         if getter.done() and not getter.cancelled():
                             # Taken off the queue as the client left: into the store with it.
@@ -465,6 +477,8 @@ class McpHttpApp:
                                 await _keep(events, stream.id, frame)
                                 if final:
                                     await _end_stream(events, stream.id)
+                        if leave.done() and not disconnected.done():
+                            await send({"type": "http.response.body", "body": b"", "more_body": False})
                         return
                     if getter not in done:
                         getter.cancel()
@@ -481,6 +495,9 @@ class McpHttpApp:
         finally:
             stream.attached = False
             disconnected.cancel()
+            if stream.leave is leave:
+                stream.leave = None
+            stream.left.set()
             await self._park(live, stream)
 
     async def _park(self, live: _Live, stream: _Stream) -> None:
@@ -610,6 +627,11 @@ class McpHttpApp:
         found = await _replay(store, last, live.transport.session_id)
         stream_id, events = found
         standalone = live.transport.standalone
+        if standalone is not None and standalone.id == stream_id and standalone.attached:
+            # Its old connection still reads it: take the stream over (that one stores what
+            # it took and ends), then replay from the store what came after ``last``.
+            await _take_over(standalone)
+            stream_id, events = await _replay(store, last, live.transport.session_id)
         if isinstance(store, SharedEventStore) and (standalone is None or stream_id != standalone.id):
             # A request's stream: its frames go to the shared store once detached (_park).
             await self._serve_shared(store, live.transport.session_id, last, events, receive, send, follow=True)
@@ -832,6 +854,17 @@ async def close_current_stream() -> None:
         stream = transport.streams.get(request.request_id)
         if stream is not None:
             stream.queue.put_nowait((b"", None))
+
+
+async def _take_over(stream: _Stream) -> None:
+    """Ask the connection reading ``stream`` to leave it, and wait until it has."""
+    if stream.leave is not None and not stream.leave.done():
+        stream.leave.set_result(None)
+    try:
+        async with asyncio.timeout(5):
+            await stream.left.wait()
+    except TimeoutError:
+        raise HttpError(409, "Conflict: the stream's other connection did not let go") from None
 
 
 def _owner_text() -> str:
