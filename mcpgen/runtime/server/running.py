@@ -65,10 +65,21 @@ def run_http(host: Host, address: str, port: int, path: str, options: dict[str, 
     except MissingExtra as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    from mcpgen.runtime.transports.http_protocol import protocol_class
+    from mcpgen.runtime.transports import http_protocol
 
+    # The connection's own guards (not the app's options): slow heads and bodies, and how
+    # many connections are open at once.
+    guards = {
+        "header_timeout": options.pop("header_timeout", http_protocol.HEADER_TIMEOUT),
+        "body_timeout": options.pop("body_timeout", http_protocol.BODY_TIMEOUT),
+        "max_connections": options.pop("max_connections", http_protocol.MAX_CONNECTIONS),
+    }
     config = uvicorn.Config(
-        http_app(host, path, options), host=address, port=port, log_level="warning", http=protocol_class()
+        http_app(host, path, options),
+        host=address,
+        port=port,
+        log_level="warning",
+        http=http_protocol.protocol_class(**guards),
     )
     # Bound (and listening) here rather than by uvicorn, so that the URL printed has
     # the real port (port=0) and a client that reads it may connect at once.

@@ -1088,7 +1088,11 @@ class Server:
         """Serve until stdin closes or SIGTERM (stdio), or serve HTTP with uvicorn
         (``transport="http"``; binds 127.0.0.1 unless told otherwise, ``port=0`` picks a
         free port; the URL served is printed to stderr). Without the ``http`` extra,
-        ``"http"`` prints the one-line install hint and exits with status 2."""
+        ``"http"`` prints the one-line install hint and exits with status 2.
+
+        Over HTTP, besides :meth:`http_app`'s options: ``header_timeout`` (10 s) and
+        ``body_timeout`` (30 s) close a connection whose request arrives too slowly, and
+        ``max_connections`` (1,000) closes one more connection at once."""
         running.run(self, transport, host, port, path, options)
 
 

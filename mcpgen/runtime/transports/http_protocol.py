@@ -78,27 +78,77 @@ class CoalescingTransport:
         return getattr(self._transport, name)
 
 
-_made: list[type[asyncio.Protocol]] = []
+HEADER_TIMEOUT = 10.0
+"""Seconds a connection may take to send a request's line and headers (slowloris)."""
+BODY_TIMEOUT = 30.0
+"""Seconds a request may take to send its body once its headers are in."""
+MAX_CONNECTIONS = 1000
+"""Connections served at once; one more is closed as soon as it is accepted."""
+
+_made: dict[tuple[float, float, int], type[asyncio.Protocol]] = {}
 
 
-def protocol_class() -> type[asyncio.Protocol]:
+def protocol_class(
+    header_timeout: float = HEADER_TIMEOUT, body_timeout: float = BODY_TIMEOUT, max_connections: int = MAX_CONNECTIONS
+) -> type[asyncio.Protocol]:
     """The protocol uvicorn would pick (httptools when installed, else h11), writing
-    through a :class:`CoalescingTransport` (made once; uvicorn is imported here, so that
-    importing this module costs nothing without the ``http`` extra)."""
-    if _made:
-        return _made[0]
+    through a :class:`CoalescingTransport`, and guarding its file descriptors: a request
+    whose head takes longer than ``header_timeout`` seconds, or whose body takes longer than
+    ``body_timeout`` once the head is in, has its connection closed (uvicorn's keep-alive
+    timer only covers a connection that sends nothing at all); past ``max_connections``
+    open connections a new one is closed at once. Made once per setting; uvicorn is
+    imported here, so that importing this module costs nothing without the ``http`` extra."""
+    key = (header_timeout, body_timeout, max_connections)
+    if key in _made:
+        return _made[key]
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     base: Any = AutoHTTPProtocol
 
     class CoalescingProtocol(base):  # type: ignore[misc]
+        _deadline: asyncio.TimerHandle | None = None
+        _reading: str = ""  # "head", "body" or "" (no request being read)
+
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             # (uvloop's transports are not asyncio.Transport subclasses: no isinstance here.)
             real = cast(asyncio.Transport, transport)
             super().connection_made(CoalescingTransport(real, asyncio.get_running_loop()))
+            if len(self.connections) > max_connections:
+                real.close()  # full: refused before it can hold a descriptor for long
+                return
+            self._expect("head")
+
+        def data_received(self, data: bytes) -> None:
+            cycle = getattr(self, "cycle", None)
+            if self._reading == "" and (cycle is None or cycle.response_complete):
+                self._expect("head")  # a new request begins on a kept-alive connection
+            super().data_received(data)
+            cycle = getattr(self, "cycle", None)
+            if cycle is not None and not cycle.response_complete:
+                self._expect("body" if cycle.more_body else "")
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._expect("")
+            super().connection_lost(exc)
+
+        def _expect(self, part: str) -> None:
+            """Arm the deadline of what is being read now (or none)."""
+            if part == self._reading:
+                return
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            self._reading = part
+            if part:
+                limit = header_timeout if part == "head" else body_timeout
+                self._deadline = asyncio.get_running_loop().call_later(limit, self._too_slow)
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            self.transport.close()
 
     CoalescingProtocol.__name__ = CoalescingProtocol.__qualname__ = f"Coalescing{base.__name__}"
-    _made.append(CoalescingProtocol)
+    _made[key] = CoalescingProtocol
     return CoalescingProtocol
 
 

@@ -1,0 +1,91 @@
+"""Slow and numerous connections against ``server.run("http")``'s protocol (security issue,
+point 9): a request whose head or body trickles in is cut off after its timeout, and past
+``max_connections`` a new connection is closed at once, so half-sent requests cannot hold
+the server's file descriptors while legitimate clients are refused. uvicorn over loopback,
+with real sockets."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import httpx
+
+from mcpgen.runtime.transports.http_protocol import protocol_class
+from tests.http_server import echo_server, serving_in_thread
+
+HEAD = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+
+
+def closed_within(sock: socket.socket, seconds: float) -> float | None:
+    """How long until the server closed ``sock`` (None if it did not within ``seconds``)."""
+    sock.settimeout(seconds)
+    started = time.monotonic()
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        return None
+    except ConnectionResetError:
+        pass
+    return time.monotonic() - started
+
+
+def connect(port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def ping(port: int) -> int:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"accept": "application/json, text/event-stream"}
+    return httpx.post(f"http://127.0.0.1:{port}/mcp", json=body, headers=headers, timeout=5).status_code
+
+
+def test_a_head_that_trickles_in_is_cut_off() -> None:
+    guarded = protocol_class(header_timeout=0.5, body_timeout=5)
+    with serving_in_thread(echo_server().http_app(), http=guarded) as port:
+        slow = connect(port)
+        slow.sendall(HEAD)
+        for n in range(3):  # a header line now and then: never the end of the head
+            time.sleep(0.15)
+            slow.sendall(b"X-Slow-%d: 1\r\n" % n)
+        assert closed_within(slow, 3) is not None
+        assert ping(port) in (200, 400)  # the server serves others (400: a ping before initialize is fine)
+
+
+def test_a_body_that_never_arrives_is_cut_off() -> None:
+    guarded = protocol_class(header_timeout=5, body_timeout=0.5)
+    with serving_in_thread(echo_server().http_app(), http=guarded) as port:
+        slow = connect(port)
+        slow.sendall(HEAD + b"Content-Length: 100\r\n\r\n" + b'{"jsonrpc":')
+        waited = closed_within(slow, 5)
+        assert waited is not None and waited < 3
+
+
+def test_past_max_connections_a_new_connection_is_closed_at_once() -> None:
+    guarded = protocol_class(header_timeout=30, body_timeout=30, max_connections=5)
+    with serving_in_thread(echo_server().http_app(), http=guarded) as port:
+        held = [connect(port) for _ in range(5)]
+        for sock in held:
+            sock.sendall(HEAD)  # half-sent requests
+        time.sleep(0.2)
+        extra = connect(port)
+        waited = closed_within(extra, 3)
+        assert waited is not None and waited < 1
+        for sock in held:
+            sock.close()
+        time.sleep(0.2)
+        assert ping(port) in (200, 400)  # room again
+
+
+def test_a_kept_alive_connection_is_guarded_on_its_next_request() -> None:
+    guarded = protocol_class(header_timeout=0.3, body_timeout=0.3)
+    with serving_in_thread(echo_server().http_app(), http=guarded) as port:
+        sock = connect(port)
+        request = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        sock.sendall(HEAD + b"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n" % len(request))
+        sock.sendall(request)
+        sock.settimeout(3)
+        assert sock.recv(4096).startswith(b"HTTP/1.1")  # the first request is answered
+        sock.sendall(HEAD)  # the next one starts, and stalls
+        assert closed_within(sock, 3) is not None
