@@ -19,7 +19,7 @@ from mcpgen.runtime.client import era as eras
 from mcpgen.runtime.client.stateless import Envelope, MissingInputHandler, UnsupportedVersions
 from mcpgen.runtime.jsonrpc.transport import Transport
 from mcpgen.runtime.transports.http_client import HttpTransport
-from tests.http_server import free_port, running
+from tests.http_server import free_port, running, serving_in_thread
 from tests.test_client import elicitor, sampler
 from tests.wire import DEMO
 
@@ -344,3 +344,80 @@ async def test_stateless_tools_that_reach_for_the_session_transport(http_url: st
     async with make("http", "auto", http_url) as client:
         assert client.spoken_era == "stateless"
         assert (await client.call_tool("poll")).content == [TextContent(text="answered after the reconnect")]
+
+
+def modern_only_app(delay: float, refusal: str) -> Any:
+    """An ASGI server that speaks only 2026-07-28 and is slow to answer server/discover (a
+    busy one): it refuses initialize as such servers do (-32602 naming the versions it
+    supports) and answers a stateless tools/call."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = msgspec.json.decode(body) if body else {}
+        method, rid = request.get("method"), request.get("id")
+        if rid is None:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        meta = {"io.modelcontextprotocol/serverInfo": {"name": "modern-only", "version": "1"}}
+        if method == "server/discover":
+            await asyncio.sleep(delay)
+            result: dict[str, Any] = {
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "modern-only", "version": "1"},
+                "resultType": "complete",
+            }
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
+        elif method == "initialize" and refusal == "versions":
+            error = {"code": -32602, "message": "Unsupported protocol version", "data": {"supported": ["2026-07-28"]}}
+            answer = {"jsonrpc": "2.0", "id": rid, "error": error}
+        elif method == "initialize":  # as the conformance harness's servers do: HTTP 400 and -32020
+            error = {"code": -32020, "message": "Missing MCP-Protocol-Version header"}
+            await _json(send, 400, {"jsonrpc": "2.0", "id": rid, "error": error})
+            return
+        elif method == "tools/call":
+            content = [{"type": "text", "text": "modern"}]
+            answer = {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "result": {"content": content, "resultType": "complete", "_meta": meta},
+            }
+        else:
+            answer = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}
+        await _json(send, 200, answer)
+
+    return app
+
+
+async def _json(send: Any, status: int, answer: dict[str, Any]) -> None:
+    payload = msgspec.json.encode(answer)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+@pytest.mark.parametrize("refusal", ["versions", "http-400"])
+async def test_a_slow_probe_of_a_modern_only_server_is_no_downgrade(
+    caplog: pytest.LogCaptureFixture, refusal: str
+) -> None:
+    """The probe times out (the server is busy); initialize is then refused naming only
+    2026-07-28: the client speaks the stateless era after all, and says why at info level."""
+    caplog.set_level(logging.INFO, logger="mcpgen")
+    with serving_in_thread(modern_only_app(delay=0.5, refusal=refusal)) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        eras.forget(url)
+        async with Client.http(url, probe_timeout=0.1) as client:
+            assert client.spoken_era == "stateless"
+            result = await client.call_tool("anything", {})
+            assert result.content[0].text == "modern"  # type: ignore[union-attr]
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert any("speaking the handshake era" in m for m in said), said
+    assert any("after a slow probe: speaking the stateless era" in m for m in said), said

@@ -6,8 +6,9 @@ judged by the harness against its baseline in conformance/expected/. A failure t
 does not list fails a leg, and so does a listed entry that now passes (stale): when a feature
 lands, rewrite the baseline with `python conformance/run.py SIDE --leg LEG --write-baseline`.
 
-The legs are slow (the harness is a Node program; client scenarios run one at a time) and run
-with `pytest -m slow`; the baseline bookkeeping in conformance/run.py is tested in the fast suite.
+The legs are slow (the harness is a Node program; client scenarios run one at a time, and again
+all at once as the suite runs by default) and run with `pytest -m slow`; the baseline
+bookkeeping in conformance/run.py is tested in the fast suite.
 """
 
 from __future__ import annotations
@@ -69,6 +70,18 @@ def test_server_leg_passes_with_its_baseline(leg: str) -> None:
 @pytest.mark.parametrize("leg", LEGS)
 def test_client_leg_passes_with_its_baseline(leg: str) -> None:
     proc = run("client", "--leg", leg, timeout=CLIENT_SECONDS)
+    assert proc.returncode == 0, explain(proc)
+    assert f"harness verdict with conformance/expected/client-{leg}.yml: pass" in proc.stdout
+    assert re.fullmatch(r"\d+ passed, \d+ failed", proc.stdout.splitlines()[-1]), proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("leg", LEGS)
+def test_client_leg_passes_with_every_scenario_at_once(leg: str) -> None:
+    """The client legs as the suite runs them by default: every scenario in one harness run,
+    concurrently (some 40 clients at once on 2 cores: the load under which an era probe or an
+    authorization is slow), judged by the same baseline, no retries."""
+    proc = run("client", "--leg", leg, "--together", timeout=CLIENT_SECONDS)
     assert proc.returncode == 0, explain(proc)
     assert f"harness verdict with conformance/expected/client-{leg}.yml: pass" in proc.stdout
     assert re.fullmatch(r"\d+ passed, \d+ failed", proc.stdout.splitlines()[-1]), proc.stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from mcpgen.runtime.client import era as client_era
+from mcpgen.runtime.client.session import UnsupportedVersion
 from mcpgen.runtime.client.stateless import UnsupportedVersions
 from mcpgen.runtime.errors import HEADER_MISMATCH, METHOD_NOT_FOUND, UNSUPPORTED_VERSION, McpError, RequestTimeout
 from mcpgen.runtime.server.era import request_era
@@ -59,10 +60,21 @@ def test_only_an_answer_the_stateless_era_alone_gives_stops_auto_from_falling_ba
 
 
 def test_a_slow_probe_then_a_modern_refusal_of_initialize_means_the_stateless_era() -> None:
+    slow = RequestTimeout("slow")
     refused = McpError(UNSUPPORTED_VERSION, "this connection speaks the stateless era")
-    assert client_era.after_slow_probe(RequestTimeout("slow"), refused)
+    assert client_era.after_slow_probe(slow, refused)
     assert not client_era.after_slow_probe(McpError(METHOD_NOT_FOUND, "no"), refused)
-    assert not client_era.after_slow_probe(RequestTimeout("slow"), McpError(METHOD_NOT_FOUND, "no"))
+    assert not client_era.after_slow_probe(slow, McpError(METHOD_NOT_FOUND, "no"))
+    # A server that speaks only 2026-07-28 refusing initialize as the handshake era words it
+    # (-32602 naming the versions it supports), or answering it with that version.
+    only_modern = McpError(-32602, "Unsupported protocol version", {"supported": [LATEST_STATELESS]})
+    assert client_era.after_slow_probe(slow, only_modern)
+    both = McpError(-32602, "Unsupported protocol version", {"supported": [LATEST_STATELESS, HANDSHAKE[0]]})
+    assert not client_era.after_slow_probe(slow, both)  # it could have spoken the handshake era
+    assert not client_era.after_slow_probe(McpError(METHOD_NOT_FOUND, "no"), only_modern)
+    chosen = UnsupportedVersion(LATEST_STATELESS)
+    assert client_era.after_slow_probe(slow, chosen)
+    assert not client_era.after_slow_probe(slow, UnsupportedVersion("2099-01-01"))
 
 
 def test_only_an_answered_auto_probe_is_remembered() -> None:

@@ -62,9 +62,23 @@ def after_probe(probing: bool, failure: BaseException) -> Literal["raise", "hand
 
 
 def after_slow_probe(probe_failure: BaseException, refused: BaseException) -> bool:
-    """Whether to speak the stateless era after all: the probe only timed out, and the server
-    then refused ``initialize`` as only a modern one does (a slow answer is no verdict)."""
-    return isinstance(probe_failure, RequestTimeout) and modern_evidence(refused)
+    """Whether to speak the stateless era after all: the probe only timed out (a slow
+    answer is no verdict), and the server then refused ``initialize`` as only a modern one
+    does: with one of the stateless era's own errors, by naming only stateless-era versions
+    it supports, or by choosing a stateless-era version in its answer."""
+    if not isinstance(probe_failure, RequestTimeout):
+        return False
+    if modern_evidence(refused):
+        return True
+    chosen = getattr(refused, "version", None)  # an initialize answer naming such a version
+    if isinstance(chosen, str) and era_of(chosen) == "stateless":
+        return True
+    data = getattr(refused, "data", None)
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if not isinstance(supported, list) or not supported:
+        return False
+    eras = {era_of(v) for v in supported if isinstance(v, str)}
+    return "stateless" in eras and "handshake" not in eras
 
 
 # The era each HTTP endpoint was found to speak, for the life of the process.

@@ -122,7 +122,8 @@ class ClientSession(HandshakeSession, ClientCalls):
                 if isinstance(exc, NoCommonVersion):
                     raise UnsupportedVersions(exc.ours, exc.theirs) from None
                 raise
-            log.debug("mcpgen: server/discover answered %s: speaking the handshake era", exc)
+            # Never a silent downgrade: say why the stateless era was not spoken.
+            log.info("mcpgen: server/discover answered %s: speaking the handshake era (initialize)", exc)
             envelope = self.modern
             try:
                 return await self._fall_back(capabilities, client_info, exc)
@@ -132,7 +133,7 @@ class ClientSession(HandshakeSession, ClientCalls):
                 # The probe was only slow: the server refuses initialize as only a modern
                 # one does (over stdio the probe made the connection stateless). Speak the
                 # stateless era after all, this time waiting for discover as for any request.
-                log.debug("mcpgen: initialize answered %s after a slow probe: speaking the stateless era", refused)
+                log.info("mcpgen: initialize answered %s after a slow probe: speaking the stateless era", refused)
                 self.modern = envelope
                 self.probe_timed_out = False
                 return await self._probe(pinned, UNSET, cache)
@@ -210,7 +211,8 @@ class ClientSession(HandshakeSession, ClientCalls):
         params = InitializeRequestParams(protocol_version=version, capabilities=capabilities, client_info=client_info)
         result = await self.send_request("initialize", params, InitializeResult)
         if era_of(result.protocol_version) != "handshake":
-            await self.close()
+            if not (self.probe_timed_out and era_of(result.protocol_version) == "stateless"):
+                await self.close()  # (after a slow probe the stateless era is tried instead)
             raise UnsupportedVersion(result.protocol_version)
         self.era = "handshake"
         self.protocol_version = result.protocol_version

@@ -416,6 +416,10 @@ class HttpTransport:
         if status == 404 and self.session_id is not None:
             raise SessionExpired("the server ended our session (404): start a new one")
         if status >= 400:
+            if _answers(body, awaiting):
+                # The server's own JSON-RPC error (a 400 with -32020, say): its code, not ours.
+                push(body)
+                return
             raise McpError(-32603, f"HTTP {status} from {self.url}: {_error_text(body)}")
         kind = headers.get("content-type", "").split(";")[0].strip().lower()
         if body.strip() and kind in ("application/json", ""):
