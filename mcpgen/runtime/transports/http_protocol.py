@@ -105,9 +105,14 @@ def protocol_class(
 
     base: Any = AutoHTTPProtocol
 
+    # One timer per connection checks the deadline now and then, rather than a timer armed
+    # and cancelled for every request (that costs more than a request's own parsing).
+    tick = min(header_timeout, body_timeout) / 2
+
     class CoalescingProtocol(base):  # type: ignore[misc]
-        _deadline: asyncio.TimerHandle | None = None
+        _watch: asyncio.TimerHandle | None = None
         _reading: str = ""  # "head", "body" or "" (no request being read)
+        _since = 0.0  # when reading the current part began (loop time)
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             # (uvloop's transports are not asyncio.Transport subclasses: no isinstance here.)
@@ -117,6 +122,7 @@ def protocol_class(
                 real.close()  # full: refused before it can hold a descriptor for long
                 return
             self._expect("head")
+            self._watch = asyncio.get_running_loop().call_later(tick, self._check)
 
         def data_received(self, data: bytes) -> None:
             cycle = getattr(self, "cycle", None)
@@ -128,24 +134,25 @@ def protocol_class(
                 self._expect("body" if cycle.more_body else "")
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._expect("")
+            if self._watch is not None:
+                self._watch.cancel()
+                self._watch = None
             super().connection_lost(exc)
 
         def _expect(self, part: str) -> None:
-            """Arm the deadline of what is being read now (or none)."""
-            if part == self._reading:
-                return
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-            self._reading = part
-            if part:
-                limit = header_timeout if part == "head" else body_timeout
-                self._deadline = asyncio.get_running_loop().call_later(limit, self._too_slow)
+            """Note what is being read now (or nothing), and since when."""
+            if part != self._reading:
+                self._reading = part
+                self._since = asyncio.get_running_loop().time()
 
-        def _too_slow(self) -> None:
-            self._deadline = None
-            self.transport.close()
+        def _check(self) -> None:
+            loop = asyncio.get_running_loop()
+            limit = header_timeout if self._reading == "head" else body_timeout
+            if self._reading and loop.time() - self._since > limit:
+                self._watch = None
+                self.transport.close()
+                return
+            self._watch = loop.call_later(tick, self._check)
 
     CoalescingProtocol.__name__ = CoalescingProtocol.__qualname__ = f"Coalescing{base.__name__}"
     _made[key] = CoalescingProtocol
