@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 
@@ -313,6 +314,16 @@ async def test_a_probe_that_times_out_falls_back_cleanly_over_http(http_url: str
     assert eras.known(http_url) is None
     async with make("http", "auto", http_url) as client:
         assert client.spoken_era == "stateless"
+
+
+async def test_a_probe_through_an_authorization_flow_is_not_timed_out(http_url: str) -> None:
+    """With an auth handler the probe's wait includes the authorization (a token to fetch, a
+    user to sign in): the client's own time, so probe_timeout does not cut it short (which
+    would start the flow over on initialize and spend its retry limit)."""
+    eras.forget(http_url)
+    async with Client.http(http_url, auth=httpx.Auth(), probe_timeout=0.0001) as client:
+        assert client.spoken_era == "stateless"
+        assert (await client.call_tool("add", {"a": 2, "b": 5})).structured_content == {"result": 7}
 
 
 async def test_a_slow_probe_over_stdio_still_ends_in_the_stateless_era() -> None:

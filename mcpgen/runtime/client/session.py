@@ -116,7 +116,11 @@ class ClientSession(HandshakeSession, ClientCalls):
         )
         self.own_caps = Declared(capabilities)
         try:
-            return await self._probe(pinned, probe_timeout if opening.probe else UNSET, cache)
+            # The timeout is for a server that stays silent; a protected one answers 401 at
+            # once, and the probe then waits on the authorization, which is no such silence
+            # (cut short, the flow would start over: a second sign-in, a retry limit spent).
+            silent = probe_timeout if opening.probe and not getattr(self.transport, "authenticates", False) else UNSET
+            return await self._probe(pinned, silent, cache)
         except (McpError, RequestTimeout) as exc:
             if after_probe(opening.probe, exc) == "raise":
                 if isinstance(exc, NoCommonVersion):

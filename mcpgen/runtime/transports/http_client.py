@@ -154,6 +154,9 @@ class HttpTransport:
         self._closed = False
         self.stateless = False
         self.param_headers: ParamHeaders | None = None
+        # Requests may wait for an authorization flow (a token to fetch, a user to sign in):
+        # time the client spends, not a sign of a server that does not answer.
+        self.authenticates = auth is not None or (client is not None and client.auth is not None)
 
     # ------------------------------------------------------------ Transport
 
