@@ -14,8 +14,8 @@ import pytest
 
 from mcpgen import BearerAuth, Server
 from mcpgen.runtime.auth.info import AuthInfo
-from mcpgen.runtime.auth.token_verify import InvalidToken
 from tests.http_server import free_port, serving_in_thread
+from tests.tokens import Tokens
 
 ISSUER = "https://issuer.example"
 TOKENS = {
@@ -26,14 +26,6 @@ TOKENS = {
     "nobody": AuthInfo(ISSUER, None, None, frozenset({"mcp"})),
     "alice-elsewhere": AuthInfo("https://other.example", "alice", "app", frozenset({"mcp"})),
 }
-
-
-class Table:
-    async def verify(self, token: str) -> AuthInfo:
-        found = TOKENS.get(token)
-        if found is None:
-            raise InvalidToken("unknown token")
-        return found
 
 
 def test_the_owner_names_its_kind() -> None:
@@ -47,7 +39,7 @@ def test_the_owner_names_its_kind() -> None:
 def url() -> Any:
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}/mcp"
-    server = Server("principals", auth=BearerAuth(ISSUER, endpoint, scopes=["mcp"], verifier=Table()))
+    server = Server("principals", auth=BearerAuth(ISSUER, endpoint, scopes=["mcp"], verifier=Tokens(TOKENS)))
 
     @server.tool
     def ping() -> str:

@@ -25,14 +25,13 @@ import httpx
 import pytest
 
 from mcpgen import BearerAuth, Context, Server
-from mcpgen.runtime.auth.info import AuthInfo
-from mcpgen.runtime.auth.token_verify import InvalidToken
 from mcpgen.runtime.stores.event_store import EventStore, MemoryEventStore, SharedEventStore
 from mcpgen.runtime.stores.redis_store import RedisStore
 from mcpgen.runtime.stores.task_store import MemoryTaskStore, TaskStore
 from tests.conftest import ROOT
 from tests.redis_server import RedisServer, redis_server
 from tests.servers.redis_peer import make_app
+from tests.tokens import Tokens
 from tests.wire_http import SseReader, call, legacy_headers, open_session, progress_of, rpc, serving
 
 pytestmark = pytest.mark.anyio
@@ -345,18 +344,9 @@ async def test_a_legacy_stream_cut_on_one_worker_resumes_on_another(redis: Redis
     await store_b.aclose()
 
 
-class _Tokens:
-    """Two principals, alice and bob (a verifier of the test's own: BearerAuth(verifier=...))."""
-
-    async def verify(self, token: str) -> AuthInfo:
-        if token not in ("alice", "bob"):
-            raise InvalidToken("unknown token")
-        return AuthInfo("https://issuer.example", token, "app", frozenset({"mcp"}))
-
-
 def _protected_worker(url: str, prefix: str) -> tuple[Any, RedisStore]:
     server = Server(
-        "protected-redis", auth=BearerAuth("https://issuer.example", "http://127.0.0.1/mcp", verifier=_Tokens())
+        "protected-redis", auth=BearerAuth("https://issuer.example", "http://127.0.0.1/mcp", verifier=Tokens())
     )
 
     @server.tool()

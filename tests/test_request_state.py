@@ -13,21 +13,13 @@ from typing import Any
 import httpx
 
 from mcpgen import BearerAuth, Context, Server
-from mcpgen.runtime.auth.info import AuthInfo
-from mcpgen.runtime.auth.token_verify import InvalidToken
 from tests.http_server import serving_in_thread
+from tests.tokens import Tokens
 
 MODERN = "2026-07-28"
 PIN = "4711-secret-pin"
 PIN_FORM = {"type": "object", "properties": {"pin": {"type": "string"}}, "required": ["pin"]}
 OK_FORM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
-
-
-class Tokens:
-    async def verify(self, token: str) -> AuthInfo:
-        if token not in ("alice", "bob"):
-            raise InvalidToken("unknown token")
-        return AuthInfo("https://issuer.example", token, "app", frozenset({"mcp"}))
 
 
 def pin_server(protected: bool) -> Server:

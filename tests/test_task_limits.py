@@ -11,19 +11,10 @@ import asyncio
 import pytest
 
 from mcpgen import BearerAuth, Server
-from mcpgen.runtime.auth.info import AuthInfo
-from mcpgen.runtime.auth.token_verify import InvalidToken
 from tests.test_tasks_server import Peer, serving
+from tests.tokens import ISSUER, Tokens
 
 pytestmark = pytest.mark.anyio
-ISSUER = "https://issuer.example"
-
-
-class Table:
-    async def verify(self, token: str) -> AuthInfo:
-        if token not in ("alice", "bob"):
-            raise InvalidToken("unknown token")
-        return AuthInfo(ISSUER, token, "app", frozenset({"mcp"}))
 
 
 def blocking_server(**options: object) -> Server:
@@ -63,7 +54,7 @@ async def test_a_server_runs_at_most_max_concurrency_tasks() -> None:
 
 
 async def test_one_principal_cannot_take_every_task_slot() -> None:
-    server = blocking_server(auth=BearerAuth(ISSUER, "http://127.0.0.1/mcp", scopes=["mcp"], verifier=Table()))
+    server = blocking_server(auth=BearerAuth(ISSUER, "http://127.0.0.1/mcp", scopes=["mcp"], verifier=Tokens()))
     async with serving(server) as peer:
         for _ in range(2):
             assert (await start(peer, "alice"))["result"]["resultType"] == "task"  # type: ignore[index]
