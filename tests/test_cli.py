@@ -193,3 +193,23 @@ def test_the_console_script_entry_point_resolves() -> None:
     from mcpgen.cli.app import main
 
     assert getattr(importlib.import_module(module), attr) is main
+
+
+def test_hints_keep_their_brackets(tmp_path: Path) -> None:
+    """rich markup would read `[codegen]` as a style tag and print `pip install 'mcpgen'`:
+    the CLI prints text it did not write as it is (here, with the generator's jinja2
+    hidden, the missing-extra hint; and a schema path holding brackets)."""
+    hide = "import sys; sys.modules['jinja2'] = None; from mcpgen.cli.app import main; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", hide, "generate", "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "pip install 'mcpgen[codegen]'" in done.stderr, done.stderr
+    odd = tmp_path / "[draft]" / "schema.json"
+    odd.parent.mkdir()
+    odd.write_text("{not json")
+    done = mcpgen("generate", "--schema", str(odd), "--out", str(tmp_path / "x"))
+    assert done.returncode == 2 and "[draft]" in done.stderr, done.stderr

@@ -307,20 +307,24 @@ async def test_a_server_that_refuses_the_extension_for_a_task_only_tool(peer_url
             await client.call_tool("refusing_job", task=True)
 
 
-async def test_the_handshake_era_has_no_tasks() -> None:
+async def test_a_handshake_server_without_tasks() -> None:
+    """A 2025-11-25 server that offers no tasks for tools/call (mcpgen's own, in the
+    handshake era): start_task says so, and a task=True call runs plainly; a task-only tool
+    is the server's to answer, never refused with an error the client made up."""
     async with Client.stdio(sys.executable, str(PEER), era="handshake") as client:
+        assert not client.tasks_offered
         with pytest.raises(TasksUnavailable) as unavailable:
             await client.start_task("add_slowly", {"a": 1, "b": 2})
-        assert "handshake era (2025-11-25)" in unavailable.value.message
+        assert "offers no tasks for tools/call (protocol 2025-11-25)" in unavailable.value.message
         with pytest.raises(TasksUnavailable):
             await client.resume_task("anything")
-        # A task-capable tool runs plainly; one listed as task-only (core tasks) is refused here.
         result = await client.call_tool("add_slowly", {"a": 1, "b": 2, "steps": 1, "pause": 0}, task=True)
         assert result.structured_content == {"result": 3}
         await client.list_tools()
-        with pytest.raises(TaskRequired) as required:
-            await client.call_tool("v1_task_only", task=True)
-        assert "handshake era" in required.value.message
+        # Listed as task-only, yet this server offers no tasks: the call goes to the server,
+        # which decides (this one runs it); server-everything's refusal is in test_interop.
+        ran = await client.call_tool("v1_task_only", task=True)
+        assert ran.content == [TextContent(text="ran plainly")]
 
 
 # ---------------------------------------------------------------- how tasks end

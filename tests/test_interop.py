@@ -767,3 +767,64 @@ async def test_mcpgen_client_everything_client_features(everything_command: list
             await eventually(lambda: uri in updates, what="notifications/resources/updated")
             assert "Stopped" in text_of(await client.call_tool("toggle-subscriber-updates", {}))
             await client.unsubscribe(uri)
+
+
+async def test_mcpgen_client_everything_tasks_of_2025_11_25(everything_command: list[str]) -> None:
+    """server-everything's task-only tool runs as a 2025-11-25 task (tools/call with
+    ``task``, tasks/get, tasks/result; the elicitation of an input_required task answered
+    while tasks/result waits), through ``Client`` and through ``mcpgen call --task``; a
+    plain call gets the server's own refusal, never one the client made up."""
+    tool = "simulate-research-query"
+    asked: list[str] = []
+
+    async def clarify(params: ElicitRequestParams) -> ElicitResult:
+        assert isinstance(params, ElicitRequestFormParams)
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"interpretation": "programming"})
+
+    async def cli() -> subprocess.CompletedProcess[bytes]:
+        target = " ".join(everything_command)
+        command = [sys.executable, "-m", "mcpgen", "call", target, "tool", tool, "-a", "topic=rust", "--task", "-q"]
+        return await anyio.run_process(command, cwd=INTEROP, check=False)
+
+    with anyio.fail_after(TEST_TIMEOUT):
+        async with everything_client(everything_command, elicitation=clarify, on_stderr=lambda line: None) as client:
+            assert client.tasks_offered
+            tools = {t.name: t for t in await client.list_tools()}
+            assert tools[tool].execution.task_support == "required"
+
+            seen: list[tuple[str, str | None]] = []
+            outcomes: dict[str, Any] = {}
+
+            async def asks() -> None:
+                handle = await client.start_task(
+                    tool,
+                    {"topic": "python", "ambiguous": True},
+                    on_status=lambda s: seen.append((s.status, s.status_message)),
+                )
+                assert handle.task_id
+                outcomes["asks"] = await handle.wait(15)
+
+            async def plain_task() -> None:
+                outcomes["plain"] = await client.call_tool(tool, {"topic": "quantum"}, task=True)
+
+            async def via_cli() -> None:
+                outcomes["cli"] = await cli()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(asks)
+                group.start_soon(plain_task)
+                group.start_soon(via_cli)
+
+            assert "(programming)" in text_of(outcomes["asks"]) and len(asked) == 1
+            statuses = [status for status, _ in seen]
+            assert statuses[0] == "working" and "input_required" in statuses and statuses[-1] == "completed"
+            assert "Research Report: quantum" in text_of(outcomes["plain"])
+            done = outcomes["cli"]
+            assert done.returncode == 0, done.stderr.decode()
+            assert b"Research Report: rust" in done.stdout
+            assert b"task " in done.stderr and b"has no tasks" not in done.stderr
+
+            # Not as a task: the server's refusal as the server worded it.
+            refused = await client.call_tool(tool, {"topic": "rust"})
+            assert refused.is_error and "requires task augmentation" in text_of(refused)

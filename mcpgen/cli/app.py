@@ -20,6 +20,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from mcpgen import schema as shipped
@@ -46,9 +47,11 @@ class _Output(Console):
         _stdout_closed()
 
 
-# soft_wrap: a message stays one line however narrow the terminal.
-err = Console(stderr=True, soft_wrap=True)
-out = _Output(soft_wrap=True)
+# soft_wrap: a message stays one line however narrow the terminal. markup off: most of what we
+# print holds text we did not write (names, paths, `pip install 'mcpgen[http]'`), and rich would
+# read `[http]` as a style tag and drop it; a line that styles says so (markup=True, escape()).
+err = Console(stderr=True, soft_wrap=True, markup=False)
+out = _Output(soft_wrap=True, markup=False)
 F = TypeVar("F", bound=Callable[..., Any])
 _state = {"debug": False}
 
@@ -71,7 +74,7 @@ def command(fn: F) -> F:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
     raise typer.Exit(code)
 
 
@@ -217,9 +220,9 @@ def generate(
 def _print_reports(model: Any, verbose: bool) -> None:
     for report in model.reports:
         if report.level == "warning":
-            err.print(f"[yellow]warning:[/] {report.message}", highlight=False)
+            err.print(f"[yellow]warning:[/] {escape(report.message)}", highlight=False, markup=True)
         elif verbose:
-            err.print(f"[dim]note: {report.message}[/]", highlight=False)
+            err.print(f"note: {report.message}", style="dim", highlight=False)
 
 
 def _generate_committed(check: bool, verbose: bool) -> None:

@@ -419,7 +419,7 @@ def _print_listing(listing: dict[str, Any], out: Console) -> None:
     would cut them), each description indented below."""
     server = listing.get("server")
     if server is not None:
-        out.print(f"[bold]{escape(server.name)}[/] {escape(server.version)}", highlight=False)
+        out.print(f"[bold]{escape(server.name)}[/] {escape(server.version)}", highlight=False, markup=True)
     rows: dict[str, Callable[[dict[str, Any]], tuple[str, str, str]]] = {
         "tools": lambda t: (t["name"], _tool_signature(t.get("inputSchema") or {}), t.get("description", "")),
         "resources": lambda r: (r["uri"], r.get("mimeType", ""), r.get("description") or r.get("name", "")),
@@ -435,10 +435,12 @@ def _print_listing(listing: dict[str, Any], out: Console) -> None:
         items = listing.get(key)
         if items is None:
             continue
-        out.print(f"[bold]{key}[/] ({len(items)})", highlight=False)
+        out.print(f"[bold]{key}[/] ({len(items)})", highlight=False, markup=True)
         for item in items:
             name, detail, description = row(msgspec.to_builtins(item))
-            out.print(f"  [bold]{escape(name)}[/]" + (f"  {escape(detail)}" if detail else ""), highlight=False)
+            out.print(
+                f"  [bold]{escape(name)}[/]" + (f"  {escape(detail)}" if detail else ""), highlight=False, markup=True
+            )
             for line in textwrap.wrap(" ".join(description.split()), width - 6):
                 out.print(f"      {line}", markup=False, highlight=False)
 
@@ -500,10 +502,10 @@ def _print_result(data: dict[str, Any], out: Console, err: Console) -> None:
     for item in data.get("contents", []):
         _print_contents(item, out)
     for message in data.get("messages", []):
-        out.print(f"[bold]{escape(message['role'])}:[/]", highlight=False)
+        out.print(f"[bold]{escape(message['role'])}:[/]", highlight=False, markup=True)
         _print_block(message["content"], out, lambda text: False)
     if data.get("isError"):
-        err.print("[red]the tool reported an error[/]")
+        err.print("[red]the tool reported an error[/]", markup=True)
 
 
 __all__ = ["CallError", "check_era", "one_line", "parse_args", "run_call", "spoken"]

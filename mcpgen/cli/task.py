@@ -1,6 +1,6 @@
-"""`mcpgen call TARGET tool NAME --task`: let the server run the tool as a task (the tasks
-extension), show the task's status and progress on stderr while it runs, and return its
-result. Ctrl-C cancels the task at the server before the command exits."""
+"""`mcpgen call TARGET tool NAME --task`: let the server run the tool as a task (the stateless
+era's tasks extension, or the tasks of 2025-11-25), show the task's status and progress on
+stderr while it runs, and return its result. Ctrl-C cancels the task at the server before the command exits."""
 
 from __future__ import annotations
 
@@ -53,9 +53,12 @@ async def run_task(
 ) -> CallToolResult | None:
     """The tool's result, or None when the user stopped it with Ctrl-C (the task was
     cancelled). Raises :class:`TaskError` when the task failed or was cancelled."""
-    if not client.stateless:
-        _note(err, "the server speaks the handshake era, which has no tasks: calling the tool plainly")
-        return await client.call_tool(name, arguments, on_progress=on_progress, task=True)
+    if not client.tasks_offered:
+        _note(
+            err,
+            f"the server offers no tasks for tools/call ({client.session.protocol_version}): calling the tool plainly",
+        )
+        return await client.call_tool(name, arguments, on_progress=on_progress)
     handle = await client.start_task(
         name, arguments, on_progress=on_progress, on_status=lambda status: _note(err, describe(status))
     )

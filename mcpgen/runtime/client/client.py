@@ -60,6 +60,8 @@ from mcpgen.generated import (
     Tool,
 )
 from mcpgen.runtime.client import era as eras
+from mcpgen.runtime.client.handshake_tasks import HandshakeTaskHandle, open_handshake_task
+from mcpgen.runtime.client.handshake_tasks import offered as handshake_tasks_offered
 from mcpgen.runtime.client.listen import Listener, subscription_filter
 from mcpgen.runtime.client.session import ClientSession
 from mcpgen.runtime.client.skills import (
@@ -85,7 +87,7 @@ from mcpgen.runtime.client.tasks import (
     open_task,
     watch_progress,
 )
-from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, McpError
+from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcpgen.runtime.extras import require
 from mcpgen.runtime.jsonrpc.session import ProgressCallback
 from mcpgen.runtime.jsonrpc.transport import Servable, Transport, memory_pair
@@ -199,7 +201,6 @@ class Client:
         self.cache = cache
         self.probe_timeout = probe_timeout
         self._tool_headers: dict[str, dict[str, str]] = {}  # tool -> argument -> header name
-        self._task_support: dict[str, str] = {}  # tool -> its listed execution.taskSupport
         self._subscribed: list[str] = []  # URIs subscribe() asked for
         self._background: tuple[asyncio.Task[Any], Listener] | None = None
         self._handshake_listeners: set[Listener] = set()
@@ -381,8 +382,8 @@ class Client:
         """Call a tool. Its structuredContent is checked against the outputSchema the
         server listed for it (after ``list_tools``).
 
-        ``task=True`` lets the server run the call as a task (the tasks extension, stateless
-        era) and waits for its end: ``timeout`` then bounds the whole wait, and a task the
+        ``task=True`` lets the server run the call as a task (the stateless era's tasks
+        extension, or 2025-11-25's tasks) and waits for its end: ``timeout`` then bounds the whole wait, and a task the
         caller stops waiting for (timeout, cancellation) is cancelled at the server. A
         server without tasks runs it as a plain call, unless the tool runs only as a task
         (:class:`~mcpgen.runtime.client.tasks.TaskRequired`). :meth:`start_task` gives
@@ -471,25 +472,32 @@ class Client:
         on_progress: ProgressCallback | None = None,
         on_status: StatusCallback | None = None,
     ) -> TaskHandle:
-        """Call tool ``name`` letting the server run it as a task (the tasks extension,
-        SEP-2663; stateless era only) and return the task's handle as soon as the server
-        made it: ``await handle.wait(timeout=...)`` for the result, ``handle.status()``,
-        ``handle.cancel()``. The server decides: a call it answers at once gives a handle
-        that is already done. Questions the task asks are answered, while waiting, by the
-        client's elicitation, sampling and roots handlers. ``on_progress`` gets the
-        server's progress notifications for the call, ``on_status`` every status (or
-        status message) the client sees."""
+        """Call tool ``name`` letting the server run it as a task and return the task's
+        handle as soon as the server made it: ``await handle.wait(timeout=...)`` for the
+        result, ``handle.status()``, ``handle.cancel()``. The stateless era's tasks
+        extension (SEP-2663) and the handshake era's tasks of 2025-11-25 (SEP-1686) alike
+        (:attr:`tasks_offered` says whether this connection has either). The server
+        decides: a call it answers at once gives a handle that is already done. Questions
+        the task asks are answered, while waiting, by the client's elicitation, sampling
+        and roots handlers. ``on_progress`` gets the server's progress notifications for
+        the call, ``on_status`` every status (or status message) the client sees."""
         session = self._tasks_session()
-        meta = dict(TASKS_META)
+        handshake_era = session.modern is None
+        meta: dict[str, Any] = {} if handshake_era else dict(TASKS_META)
         release = None
         if on_progress is not None:
             meta["progressToken"], release = watch_progress(session, on_progress)
-        params: dict[str, Any] = {"name": name, "_meta": meta}
+        params: dict[str, Any] = {"name": name}
+        if meta:
+            params["_meta"] = meta
         if arguments is not None:
             params["arguments"] = arguments
+        if handshake_era:
+            params["task"] = {}  # the server's default time to live
+        opener = open_handshake_task if handshake_era else open_task
         try:
             raw = await self._send_call(name, params, msgspec.Raw, None, None)
-            return await open_task(
+            return await opener(
                 session,
                 name,
                 raw,
@@ -514,30 +522,34 @@ class Client:
         it takes: e.g. one kept across a restart), after a first ``tasks/get``. Its result
         is not checked against an outputSchema (the tool is not known)."""
         first = TaskStatus(task_id=task_id, status="working")
-        handle = TaskHandle(self._tasks_session(), "", first, on_status=on_status, request_timeout=self.request_timeout)
+        session = self._tasks_session()
+        kind = TaskHandle if session.modern is not None else HandshakeTaskHandle
+        handle = kind(session, "", first, on_status=on_status, request_timeout=self.request_timeout)
         await handle.status()
         return handle
 
+    @property
+    def tasks_offered(self) -> bool:
+        """Whether tool calls can run as tasks on this connection: the stateless era (the
+        server decides per call), or a handshake-era server of a revision with tasks
+        (2025-11-25) that offers them for ``tools/call``."""
+        session = self.session
+        return session.modern is not None or handshake_tasks_offered(session, self.initialize_result)
+
     def _tasks_session(self) -> ClientSession:
         session = self.session
-        if session.modern is None:
+        if not self.tasks_offered:
             raise TasksUnavailable(
-                f"tasks need the stateless era (the tasks extension of 2026-07-28); this connection speaks "
-                f"the handshake era ({session.protocol_version}): connect with era='auto' or 'stateless' "
-                "to a server that offers the extension, or call the tool with call_tool()"
+                f"this server offers no tasks for tools/call (protocol {session.protocol_version}): call the tool "
+                "with call_tool(), or connect in the stateless era to a server that has the tasks extension"
             )
         return session
 
     async def _call_as_task(
         self, name: str, arguments: dict[str, Any] | None, on_progress: ProgressCallback | None, timeout: float | None
     ) -> CallToolResult:
-        if not self.stateless:
-            if self._task_support.get(name) == "required":
-                raise TaskRequired(
-                    MISSING_CAPABILITY,
-                    f"tool {name} runs only as a task, and tasks need the stateless era (the tasks extension of "
-                    f"2026-07-28); this connection speaks the handshake era ({self.session.protocol_version})",
-                )
+        if not self.tasks_offered:
+            # A plain call: if the tool runs only as a task, the server says so in its own words.
             return await self.call_tool(name, arguments, on_progress=on_progress, timeout=timeout)
         handle = await self.start_task(name, arguments, on_progress=on_progress)
         try:
@@ -561,8 +573,6 @@ class Client:
         if self.stateless and hasattr(self.session.transport, "param_headers"):
             tools = self._check_tool_headers(tools)
         for tool in tools:
-            if tool.execution is not UNSET and isinstance(tool.execution.task_support, str):
-                self._task_support[tool.name] = tool.execution.task_support
             if tool.output_schema is not UNSET:
                 try:
                     self._output_checks[tool.name] = compile_schema(tool.output_schema)
