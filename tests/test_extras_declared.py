@@ -1,0 +1,68 @@
+"""Each optional feature's extra declares every distribution the feature loads.
+
+A dependency that the test venv happens to have through another package (python-multipart
+comes with the official SDK) hides a missing one: `mcpgen.testing.AuthServer` answered its
+token endpoint with a 500 in a venv made from `mcpgen[testing]` alone. So the check is
+made against the extra's own closure, from the installed metadata, not against the venv.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import metadata
+
+from packaging.requirements import Requirement
+
+from tests.conftest import ROOT
+
+# The token endpoint's whole path (a form POST, client credentials), then the distributions
+# of every module that got loaded.
+EXERCISE = """
+import sys
+before = set(sys.modules)  # what the interpreter loads by itself (site hooks) is no one's dependency
+import json, httpx
+from importlib import metadata
+from mcpgen.testing import AuthServer
+with AuthServer() as auth:
+    auth.add_client("svc", "secret", scope="mcp")
+    answer = httpx.post(auth.issuer + "/token", data={"grant_type": "client_credentials", "scope": "mcp"},
+                        auth=("svc", "secret"))
+    assert answer.status_code == 200, (answer.status_code, answer.text)
+names = metadata.packages_distributions()
+used = {dist for module in set(sys.modules) - before for dist in names.get(module.partition(".")[0], [])}
+print(json.dumps(sorted(used)))
+"""
+
+
+def closure(distribution: str, extras: frozenset[str]) -> set[str]:
+    """``distribution`` with ``extras`` and everything it requires, by canonical name."""
+    done: set[tuple[str, frozenset[str]]] = set()
+    todo = [(distribution, extras)]
+    while todo:
+        name, wanted = todo.pop()
+        if (name.lower().replace("_", "-"), wanted) in done:
+            continue
+        done.add((name.lower().replace("_", "-"), wanted))
+        environments = [{"extra": extra} for extra in wanted] or [{"extra": ""}]
+        for line in metadata.requires(name) or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or any(requirement.marker.evaluate(env) for env in environments):
+                todo.append((requirement.name, frozenset(requirement.extras)))
+    return {name for name, _ in done}
+
+
+def test_the_testing_extra_declares_what_the_auth_server_loads() -> None:
+    done = subprocess.run([sys.executable, "-c", EXERCISE], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    used = {name.lower().replace("_", "-") for name in json.loads(done.stdout)}
+    declared = closure("mcpgen", frozenset({"testing"}))
+    missing = used - declared - {"mcpgen"}
+    assert not missing, f"mcpgen[testing] does not declare {sorted(missing)}"
+    assert "python-multipart" in used  # the form parser the token endpoint needs
+
+
+def test_the_auth_scaffold_declares_the_form_parser() -> None:
+    snippet = (ROOT / "mcpgen" / "scaffold" / "template" / "snippets" / "auth" / "auth_test_deps.md").read_text()
+    assert '"python-multipart>=' in snippet
