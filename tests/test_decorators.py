@@ -130,3 +130,29 @@ def test_functions_that_cannot_serve_what_they_are_registered_as_are_refused() -
         server.resource(needs_an_argument)
     with pytest.raises(TypeError, match="no parameters"):
         server.resource_template(takes_nothing)
+
+
+def test_a_template_whose_variables_miss_the_parameters_is_refused() -> None:
+    """`notes://{id}` on `def note(note_id)` would answer every read "not found": refused at
+    registration, naming both sets."""
+    server = Server("t")
+    with pytest.raises(TypeError) as refused:
+
+        @server.resource_template("notes://{id}")
+        def note(note_id: str) -> str:
+            return note_id
+
+    message = str(refused.value)
+    assert "{id}" in message and "(note_id)" in message
+    assert "no parameter for id" in message and "no variable for the required note_id" in message
+
+    with pytest.raises(TypeError, match="no variable for the required lang"):
+
+        @server.resource_template("notes://{id}")
+        def translated(id: str, lang: str) -> str:
+            return id
+
+    # A parameter with a default may stay out of the template; a query variable fills one.
+    @server.resource_template("notes://{id}{?lang}")
+    def optional(id: str, lang: str = "en", verbose: bool = False) -> str:
+        return id

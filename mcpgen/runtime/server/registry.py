@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,6 +108,32 @@ def compile_template(text: str) -> UriTemplate:
     from mcpgen.runtime.server.uri_template import UriTemplate
 
     return UriTemplate(text)
+
+
+def check_template_variables(uri: str, variables: Sequence[str], sig: Signature) -> None:
+    """Refuse a template whose variables and the function's parameters do not match: a
+    variable no parameter takes, or a required parameter no variable fills, would make
+    every read of it fail (as "not found") instead of failing once, here."""
+    schema = sig.input_schema
+    parameters = list(schema.get("properties", {}))
+    required = schema.get("required", [])
+    unknown = [v for v in variables if v not in parameters]
+    unfilled = [p for p in required if p not in variables]
+    if unknown or unfilled:
+        takes = ", ".join(parameters) or "no parameters"
+        raise TypeError(
+            f"resource template {uri!r} has the variables {{{', '.join(variables)}}} but `{sig.name}` takes "
+            f"({takes}): "
+            + "; ".join(
+                part
+                for part in (
+                    f"no parameter for {', '.join(unknown)}" if unknown else "",
+                    f"no variable for the required {', '.join(unfilled)}" if unfilled else "",
+                )
+                if part
+            )
+            + ". Name them alike (a parameter with a default may be left out of the template)."
+        )
 
 
 def as_callable(fn: Any, decorator: str) -> Callable[..., Any]:

@@ -93,6 +93,7 @@ from mcpgen.runtime.server.registry import (
     ToolEntry,
     as_callable,
     check_resource_value,
+    check_template_variables,
     compile_template,
     decode_cursor,
     encode_cursor,
@@ -438,6 +439,7 @@ class Server:
                     )
                 uri_text = f"resource://{sig.name}" + "".join(f"/{{{v}}}" for v in variables)
             template = compile_template(uri_text)
+            check_template_variables(uri_text, template.variables, sig)
             definition = ResourceTemplate(
                 uri_template=uri_text,
                 name=name or sig.name,
