@@ -912,7 +912,9 @@ class Server:
                 )
             return CallToolResult(content=to_content(value))
         try:
-            if entry.returns is not None:
+            if entry.signature.dump is not None:  # a pydantic type: pydantic checks and dumps it
+                value = entry.signature.dump(value)
+            elif entry.returns is not None:
                 value = msgspec.convert(msgspec.to_builtins(value), entry.returns)
         except msgspec.ValidationError as exc:
             log.error(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -47,6 +48,11 @@ class Signature(msgspec.Struct, frozen=True):
     is_async: bool
     _arguments: type[msgspec.Struct]  # the parameters' Struct (in repr and ==: it is per function)
     returns: Any = None  # the return annotation, resolved; None when there is none
+    # Parameters pydantic checks (pydantic_types): name -> the validator run after msgspec's
+    # decode, on the arguments the caller sent. None (the usual case) costs one test per call.
+    validators: dict[str, Callable[[Any], Any]] | None = None
+    # A return pydantic describes: the function that turns the value into JSON data.
+    dump: Callable[[Any], Any] | None = None
 
     def decode_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate and convert JSON ``arguments`` into keyword arguments for the call."""
@@ -59,7 +65,15 @@ class Signature(msgspec.Struct, frozen=True):
         except msgspec.ValidationError as exc:
             raise ArgumentError(_argument_message(str(exc))) from None
         # Shallow, keyed by __struct_fields__: nested Structs/dataclasses stay as they are.
-        return msgspec.structs.asdict(decoded)
+        values = msgspec.structs.asdict(decoded)
+        if self.validators is not None:
+            for key, validate in self.validators.items():
+                if key in arguments:  # a default is the author's, not checked
+                    try:
+                        values[key] = validate(values[key])
+                    except ValueError as exc:
+                        raise ArgumentError(str(exc)) from None
+        return values
 
 
 def signature_of(
@@ -83,6 +97,11 @@ def signature_of(
     context_param: str | None = None
     fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
     defaults: dict[str, Any] = {}
+    # Only when the user's code imported pydantic: its models and Field()s are its to check.
+    pydantic = "pydantic" in sys.modules
+    validators: dict[str, Callable[[Any], Any]] = {}
+    pydantic_schemas: dict[str, dict[str, Any]] = {}
+    pydantic_defs: dict[str, Any] = {}
     for param in sig.parameters.values():
         _check_kind(name, param)
         annotation = Any if param.annotation is param.empty else param.annotation
@@ -90,6 +109,8 @@ def signature_of(
             if context_param is not None:
                 raise TypeError(f"`{name}` has two context parameters: `{context_param}` and `{param.name}`")
             context_param = param.name
+        elif pydantic and _pydantic_parameter(param, annotation, fields, validators, pydantic_schemas, pydantic_defs):
+            pass
         elif param.default is param.empty:
             fields.append((param.name, annotation))
         else:
@@ -111,6 +132,8 @@ def signature_of(
     except TypeError as exc:
         raise TypeError(f"unsupported parameter type in `{name}`: {exc}") from exc
     properties: dict[str, Any] = root.get("properties", {})
+    properties.update(pydantic_schemas)
+    defs = {**defs, **pydantic_defs}
     for param_name, default in defaults.items():
         json_default = _json_value(default)
         if json_default is not _NOT_JSON:
@@ -125,7 +148,12 @@ def signature_of(
         defs,
     )
 
-    output_schema, wrap_result = _output_schema(sig.return_annotation, content_types)
+    dump = None
+    output_schema: dict[str, Any] | None
+    if pydantic and _involves_pydantic(sig.return_annotation):
+        output_schema, wrap_result, dump = _pydantic_output(sig.return_annotation)
+    else:
+        output_schema, wrap_result = _output_schema(sig.return_annotation, content_types)
     return Signature(
         name=name,
         description=_summary(getattr(fn, "__doc__", None)),
@@ -137,7 +165,50 @@ def signature_of(
         is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)),  # noqa: B004
         _arguments=arguments,
         returns=None if sig.return_annotation is sig.empty else sig.return_annotation,
+        validators=validators or None,
+        dump=dump,
     )
+
+
+def _involves_pydantic(annotation: Any, default: Any = None) -> bool:
+    from mcpgen.runtime.server import pydantic_types
+
+    return pydantic_types.involves(annotation, default)
+
+
+def _pydantic_parameter(
+    param: inspect.Parameter,
+    annotation: Any,
+    fields: list[tuple[str, Any] | tuple[str, Any, Any]],
+    validators: dict[str, Callable[[Any], Any]],
+    schemas: dict[str, dict[str, Any]],
+    defs: dict[str, Any],
+) -> bool:
+    """A parameter pydantic checks: msgspec takes any JSON value for it, pydantic gives its
+    schema and validates it. False when the parameter does not involve pydantic."""
+    from mcpgen.runtime.server import pydantic_types
+
+    if not pydantic_types.involves(annotation, param.default):
+        return False
+    spec = pydantic_types.parameter(param.name, annotation, param.default, param.empty)
+    if spec.default is pydantic_types.REQUIRED:
+        fields.append((param.name, Any))
+    else:
+        fields.append((param.name, Any, _struct_default(spec.default)))
+    validators[param.name] = spec.validate
+    schemas[param.name] = spec.schema
+    defs.update(spec.defs)
+    return True
+
+
+def _pydantic_output(annotation: Any) -> tuple[dict[str, Any], bool, Callable[[Any], Any]]:
+    from mcpgen.runtime.server import pydantic_types
+
+    root, defs, dump = pydantic_types.output(annotation)
+    if root.get("type") == "object":
+        return _with_defs(root, defs), False, dump
+    wrapped = {"type": "object", "properties": {"result": root}, "required": ["result"]}
+    return _with_defs(wrapped, defs), True, dump
 
 
 def _check_kind(fn_name: str, param: inspect.Parameter) -> None:
