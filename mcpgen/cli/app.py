@@ -483,6 +483,14 @@ def run(
     host: Annotated[str, typer.Option(help="http: the address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="http: the port to listen on.")] = 8000,
     path: Annotated[str, typer.Option(help="http: the endpoint's path.")] = "/mcp",
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="http: a host name clients may use (the Host header; repeat it; * for any). Local names are "
+            "always allowed; others are refused with 403 (DNS rebinding).",
+        ),
+    ] = None,
     debug: Debug = False,
 ) -> None:
     """Run the MCP server defined in a Python file or module.
@@ -494,6 +502,7 @@ def run(
     Examples:
       mcpgen run server.py
       mcpgen run server.py:weather --transport http --port 8001
+      mcpgen run server.py --transport http --host 0.0.0.0 --allowed-host mcp.example.com
       mcpgen run mypkg.server
     """
     from mcpgen.cli.run import LoadError, load_server
@@ -502,7 +511,7 @@ def run(
         fail(f"--transport is stdio or http, not {transport!r}")
     with user_errors():
         try:
-            server = load_server(target, quiet_stdout=transport == "stdio")
+            server = load_server(target, quiet_stdout=transport == "stdio", debug=_state["debug"])
         except LoadError as exc:
             fail(str(exc))
         if transport == "http":
@@ -510,7 +519,19 @@ def run(
                 import uvicorn  # noqa: F401
             except ModuleNotFoundError:
                 fail("the http transport needs the http extra: pip install 'mcpgen[http]'")
-            server.run("http", host=host, port=port, path=path)
+            options: dict[str, Any] = {}
+            if allowed_host:
+                from mcpgen.runtime.server.http_server import LOCAL_HOSTS
+
+                options["allowed_hosts"] = (*LOCAL_HOSTS, *allowed_host)
+            elif host not in ("127.0.0.1", "localhost", "::1"):
+                err.print(
+                    f"note: listening on {host}, but only requests naming a local host are served (Host header); "
+                    "add --allowed-host NAME for each name clients use",
+                    style="dim",
+                    highlight=False,
+                )
+            server.run("http", host=host, port=port, path=path, **options)
         else:
             server.run("stdio")
 

@@ -8,6 +8,7 @@ import json
 import re
 import shlex
 import textwrap
+import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -118,10 +119,18 @@ def check_era(era: str) -> str:
     return era
 
 
+_HOST_PORT = re.compile(r"[\w.-]+:\d{1,5}(/\S*)?")
+
+
 def pick_transport(target: str, transport: str) -> str:
     if transport not in TRANSPORTS:
         raise CallError(f"--transport is one of {', '.join(TRANSPORTS)}, not {transport!r}")
     is_url = target.startswith(("http://", "https://"))
+    if is_url and not urllib.parse.urlsplit(target).hostname:
+        raise CallError(f"{target!r} names no host: give the server's URL, e.g. http://127.0.0.1:8000/mcp")
+    if not is_url and _HOST_PORT.fullmatch(target.strip()):
+        # `localhost:8000` would be run as a command: surely an HTTP server was meant.
+        raise CallError(f"{target!r} is not a command: for a server over HTTP give its URL, e.g. http://{target}/mcp")
     if transport == "auto":
         if not is_url:
             return "stdio"
@@ -140,7 +149,12 @@ class Connection:
         self._process = process
 
     async def explain(self, exc: BaseException) -> str:
-        if self._process:
+        # The server's own answer says more than how its process ended (it may have exited
+        # since, its stdin closed): only a lost connection is explained by the exit.
+        if not self._process and isinstance(exc, FileNotFoundError | PermissionError) and exc.filename:
+            why = "not found on PATH" if isinstance(exc, FileNotFoundError) else "not allowed to run it"
+            return f"no such command: {exc.filename} ({why})"
+        if self._process and not isinstance(exc, McpError):
             return (await self._process[0].exit_error()).summary()
         return one_line(exc.message if isinstance(exc, McpError) else str(exc))
 

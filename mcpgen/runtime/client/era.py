@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from mcpgen.runtime.client.stateless import UnsupportedVersions, modern_evidence
-from mcpgen.runtime.errors import RequestTimeout
+from mcpgen.runtime.errors import McpError, RequestTimeout
 from mcpgen.runtime.versions import Era, era_of
 
 AUTO = "auto"
@@ -47,6 +47,20 @@ class NoCommonVersion(UnsupportedVersions):
     """A ``server/discover`` result that names no stateless-era version of ours: for "auto"
     this is no proof of a modern server we can speak to (an older server's reply can look the
     same), so the connection falls back to ``initialize``."""
+
+
+class StatelessRefused(McpError):
+    """The era was pinned to the stateless one and the server answered ``server/discover``
+    with -32601: it speaks only the handshake era. The server's code and data, with a
+    message that says what happened and what to do."""
+
+    def __init__(self, refused: McpError) -> None:
+        super().__init__(
+            refused.code,
+            f"the server speaks only the handshake era: it answered server/discover with "
+            f'"{refused.message}" ({refused.code}); connect with era "auto" or "handshake"',
+            refused.data,
+        )
 
 
 def after_probe(probing: bool, failure: BaseException) -> Literal["raise", "handshake"]:

@@ -29,7 +29,7 @@ from mcpgen.generated import (
     decoder,
 )
 from mcpgen.runtime.client.cache import CACHEABLE, ResultCache, cache_key
-from mcpgen.runtime.client.era import NoCommonVersion, after_probe, after_slow_probe
+from mcpgen.runtime.client.era import NoCommonVersion, StatelessRefused, after_probe, after_slow_probe
 from mcpgen.runtime.client.era import plan as era_plan
 from mcpgen.runtime.client.stateless import (
     ASKING_METHODS,
@@ -125,6 +125,8 @@ class ClientSession(HandshakeSession, ClientCalls):
             if after_probe(opening.probe, exc) == "raise":
                 if isinstance(exc, NoCommonVersion):
                     raise UnsupportedVersions(exc.ours, exc.theirs) from None
+                if isinstance(exc, McpError) and exc.code == METHOD_NOT_FOUND and not opening.probe:
+                    raise StatelessRefused(exc) from None
                 raise
             # Never a silent downgrade: say why the stateless era was not spoken.
             log.info("mcpgen: server/discover answered %s: speaking the handshake era (initialize)", exc)

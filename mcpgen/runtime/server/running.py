@@ -4,13 +4,21 @@ ASGI app for Streamable HTTP, and uvicorn serving that app (``Server.run("http")
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
+import logging
 import signal
+import socket
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mcpgen.runtime.extras import MissingExtra, require
 from mcpgen.runtime.server.session import ServerSession
+
+# How long a stopping HTTP server waits for the requests in progress before cancelling them.
+SHUTDOWN_TIMEOUT = 10.0
 
 if TYPE_CHECKING:
     from mcpgen.runtime.jsonrpc.transport import Transport
@@ -74,17 +82,23 @@ def run_http(host: Host, address: str, port: int, path: str, options: dict[str, 
         "body_timeout": options.pop("body_timeout", http_protocol.BODY_TIMEOUT),
         "max_connections": options.pop("max_connections", http_protocol.MAX_CONNECTIONS),
     }
+    grace = float(options.pop("shutdown_timeout", SHUTDOWN_TIMEOUT))
     config = uvicorn.Config(
         http_app(host, path, options),
         host=address,
         port=port,
         log_level="warning",
         http=http_protocol.protocol_class(**guards),
+        timeout_graceful_shutdown=grace,
     )
     # Bound (and listening) here rather than by uvicorn, so that the URL printed has
-    # the real port (port=0) and a client that reads it may connect at once.
-    sock = config.bind_socket()
-    sock.listen(config.backlog)
+    # the real port (port=0) and a client that reads it may connect at once; and so that a
+    # port in use is one line that says what to do (uvicorn logs and exits 1).
+    try:
+        sock = listen_on(address, port, config.backlog)
+    except BindError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     bound_port = sock.getsockname()[1]
     shown = f"[{address}]" if ":" in address else address
     print(
@@ -92,13 +106,92 @@ def run_http(host: Host, address: str, port: int, path: str, options: dict[str, 
         file=sys.stderr,
         flush=True,
     )
-    http_server = uvicorn.Server(config)
+    http_server = announcing_server(uvicorn.Server, grace)(config)
+    quiet = _QuietCancel()
+    logging.getLogger("uvicorn.error").addFilter(quiet)
     try:
         http_server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
+        logging.getLogger("uvicorn.error").removeFilter(quiet)
         sock.close()
+
+
+class BindError(Exception):
+    """The HTTP server cannot listen where asked: one line that says what to do."""
+
+
+def listen_on(address: str, port: int, backlog: int) -> socket.socket:
+    """A listening TCP socket on ``address``:``port`` (0: any free port)."""
+    if not 0 <= port <= 65535:
+        raise BindError(f"the port is a number from 0 to 65535, not {port}")
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror:
+        raise BindError(f"cannot listen on {address!r}: no such address or host name") from None
+    family, kind, proto, _, where = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(where)
+        sock.listen(backlog)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise BindError(
+                f"port {port} on {address} is in use (another server is listening there): stop it, or pick "
+                "another port (--port)"
+            ) from None
+        if exc.errno == errno.EACCES:
+            raise BindError(f"port {port} needs privileges this user lacks: pick one above 1023 (--port)") from None
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise BindError(f"cannot listen on {address}: this machine has no such address (--host)") from None
+        raise BindError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def announcing_server(base: Any, grace: float) -> Any:
+    """uvicorn's Server, saying what a stop does: the first Ctrl-C (or SIGTERM) waits up to
+    ``grace`` seconds for the requests in progress, then cancels them; a second Ctrl-C
+    stops at once. uvicorn itself says nothing until the wait is over."""
+
+    class AnnouncingServer(base):  # type: ignore[misc]
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if not self.should_exit:
+                busy = len(self.server_state.tasks)
+                if busy:
+                    print(
+                        f"mcpgen: shutting down, waiting up to {grace:g} s for {busy} request(s) in progress "
+                        "(Ctrl-C again to stop now)",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                else:
+                    print("mcpgen: shutting down", file=sys.stderr, flush=True)
+            elif sig == signal.SIGINT:
+                print("mcpgen: stopping now, cancelling the requests in progress", file=sys.stderr, flush=True)
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                # uvicorn raises the signals it caught once it has stopped, so that the
+                # program ends as if it never handled them: a KeyboardInterrupt through
+                # asyncio.run and a traceback, for a stop that was asked for and is done.
+                self._captured_signals.clear()
+
+    return AnnouncingServer
+
+
+class _QuietCancel(logging.Filter):
+    """Drops uvicorn's "Exception in ASGI application" for a request cancelled because the
+    server is stopping: the stop was announced; the traceback says nothing more."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, asyncio.CancelledError | KeyboardInterrupt)
 
 
 async def until_signal(main: Awaitable[None]) -> None:

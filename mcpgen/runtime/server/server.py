@@ -1096,7 +1096,10 @@ class Server:
 
         Over HTTP, besides :meth:`http_app`'s options: ``header_timeout`` (10 s) and
         ``body_timeout`` (30 s) close a connection whose request arrives too slowly, and
-        ``max_connections`` (1,000) closes one more connection at once."""
+        ``max_connections`` (1,000) closes one more connection at once. On SIGTERM or a
+        first Ctrl-C the server stops accepting, waits up to ``shutdown_timeout`` (10 s) for
+        the requests in progress (saying how many), then cancels them; a second Ctrl-C stops
+        at once. A port in use or an address it cannot listen on: one line, exit status 2."""
         running.run(self, transport, host, port, path, options)
 
 
