@@ -7,6 +7,7 @@ import http
 import json
 import re
 import shlex
+import sys
 import textwrap
 import urllib.parse
 from collections.abc import Callable
@@ -16,6 +17,7 @@ import msgspec
 from rich.console import Console
 from rich.markup import escape
 
+from mcpgen.cli.elicit import terminal_elicitation
 from mcpgen.generated import LoggingMessageNotificationParams
 from mcpgen.runtime.client.client import Client
 from mcpgen.runtime.client.tasks import TaskRequired
@@ -159,6 +161,11 @@ class Connection:
         return one_line(exc.message if isinstance(exc, McpError) else str(exc))
 
 
+def _to_stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
 def connect(
     target: str,
     transport: str,
@@ -171,7 +178,13 @@ def connect(
 ) -> Connection:
     # on_log: the user sees logs, so the client asks for them (stateless era: a level
     # named in each request's _meta; without one the server sends none).
-    options: dict[str, Any] = {"request_timeout": timeout, "on_log": on_log, "era": era}
+    options: dict[str, Any] = {
+        "request_timeout": timeout,
+        "on_log": on_log,
+        "era": era,
+        # A server's questions are asked in the terminal (form fields, or a URL to open).
+        "elicitation": terminal_elicitation(_to_stderr),
+    }
     if transport == "http":
         return Connection(Client.http(target, headers=_headers(headers), auth=auth, **options), [])
     if transport == "sse":

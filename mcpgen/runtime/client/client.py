@@ -124,14 +124,18 @@ class _Handlers(ClientHandlers):
 
     async def create_message(self, params: CreateMessageRequestParams) -> CreateMessageResult:
         if self.client.sampling is None:
-            raise NotImplementedError
+            raise McpError(
+                METHOD_NOT_FOUND, "Method not found: sampling/createMessage (this client declared no sampling)"
+            )
         if params.tools is not UNSET and not self.client.sampling_tools:
             raise McpError(INVALID_PARAMS, "this client did not declare sampling.tools")
         return await self.client.sampling(params)
 
     async def elicit(self, params: ElicitRequestParams) -> ElicitResult:
         if self.client.elicitation is None:
-            raise NotImplementedError
+            raise McpError(
+                METHOD_NOT_FOUND, "Method not found: elicitation/create (this client declared no elicitation)"
+            )
         mode = "url" if isinstance(params, ElicitRequestURLParams) else "form"
         if mode not in self.client.elicitation_modes:
             raise McpError(INVALID_PARAMS, f"this client does not support {mode}-mode elicitation")
