@@ -103,15 +103,20 @@ def test_install_merges_into_the_host_config(tmp_path: Path, host: str, key: str
     config.write_text(json.dumps({"theme": "dark", key: {"other": {"command": "other-server"}}}))
     proc = mcpgen("install", host, str(PEER), "--config", str(config), "--env", "API_KEY=k=1")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(f"added 'cli_peer' in {config}; restart ")
+    assert proc.stdout.startswith(f"added 'cli-peer' in {config}; restart ")  # the Server's own name
     data = json.loads(config.read_text())
     assert data["theme"] == "dark" and data[key]["other"] == {"command": "other-server"}
-    entry = data[key]["cli_peer"]
+    entry = data[key]["cli-peer"]
     expected = {"command": sys.executable, "args": ["-m", "mcpgen", "run", str(PEER)], "env": {"API_KEY": "k=1"}}
     assert entry == ({"type": "stdio", **expected} if host == "vscode" else expected)
-    again = mcpgen("install", host, f"{PEER}:server", "--name", "cli_peer", "--config", str(config))
-    assert again.returncode == 0 and again.stdout.startswith("replaced 'cli_peer'")
-    assert json.loads(config.read_text())[key]["cli_peer"]["args"][-1] == f"{PEER}:server"
+    same = mcpgen("install", host, str(PEER), "--config", str(config), "--env", "API_KEY=k=2")
+    assert same.returncode == 0 and same.stdout.startswith("replaced 'cli-peer'")  # this server's own entry
+    other = mcpgen("install", host, f"{PEER}:server", "--name", "cli-peer", "--config", str(config))
+    assert other.returncode == 2 and "already has a server 'cli-peer' that runs something else" in other.stderr
+    assert "--force" in other.stderr
+    forced = mcpgen("install", host, f"{PEER}:server", "--name", "cli-peer", "--config", str(config), "--force")
+    assert forced.returncode == 0 and forced.stdout.startswith("replaced 'cli-peer'")
+    assert json.loads(config.read_text())[key]["cli-peer"]["args"][-1] == f"{PEER}:server"
     assert sorted(p.name for p in config.parent.iterdir()) == ["config.json"]  # no temporary file left
 
 
@@ -119,7 +124,7 @@ def test_install_merges_into_the_host_config(tmp_path: Path, host: str, key: str
 async def test_the_installed_entry_starts_the_server(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     assert mcpgen("install", "cursor", str(PEER), "--config", str(config)).returncode == 0
-    entry = json.loads(config.read_text())["mcpServers"]["cli_peer"]
+    entry = json.loads(config.read_text())["mcpServers"]["cli-peer"]
     # the way a host starts it: the command and args as written, from another folder
     text = await label_via(entry["command"], *entry["args"], cwd=str(tmp_path))
     assert text.startswith("code='x'")
@@ -128,7 +133,7 @@ async def test_the_installed_entry_starts_the_server(tmp_path: Path) -> None:
 def test_install_dry_run_default_paths_and_bad_input(tmp_path: Path) -> None:
     dry = mcpgen("install", "vscode", str(PEER), "--dry-run", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
-    assert json.loads(dry.stdout)["servers"]["cli_peer"]["type"] == "stdio"
+    assert json.loads(dry.stdout)["servers"]["cli-peer"]["type"] == "stdio"
     assert not (tmp_path / ".vscode").exists()
     written = mcpgen("install", "vscode", str(PEER), cwd=tmp_path)
     assert written.returncode == 0 and (tmp_path / ".vscode" / "mcp.json").is_file()
@@ -147,7 +152,7 @@ def test_install_dry_run_default_paths_and_bad_input(tmp_path: Path) -> None:
             timeout=60,
         )
         assert proc.returncode == 0, proc.stderr
-        assert "cli_peer" in json.loads(path.read_text())["mcpServers"]
+        assert "cli-peer" in json.loads(path.read_text())["mcpServers"]
     commented = tmp_path / "commented.json"
     commented.write_text('{\n  // my servers\n  "servers": {}\n}\n')
     bad = mcpgen("install", "vscode", str(PEER), "--config", str(commented))
@@ -158,3 +163,19 @@ def test_install_dry_run_default_paths_and_bad_input(tmp_path: Path) -> None:
     assert (
         mcpgen("install", "cursor", str(PEER), "--env", "NOVALUE", "--config", str(tmp_path / "x.json")).returncode == 2
     )
+
+
+def test_two_projects_with_a_server_py_each_keep_their_entries(tmp_path: Path) -> None:
+    """Every project has a server.py: entries are named after each Server, and one project
+    never replaces another's entry of the same name without --force."""
+    config = tmp_path / "mcp.json"
+    for project, name in (("notes", "notes"), ("weather", "weather"), ("clone", "notes")):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "server.py").write_text(f"from mcpgen import Server\n\nserver = Server({name!r})\n")
+    assert mcpgen("install", "cursor", str(tmp_path / "notes" / "server.py"), "--config", str(config)).returncode == 0
+    assert mcpgen("install", "cursor", str(tmp_path / "weather" / "server.py"), "--config", str(config)).returncode == 0
+    assert sorted(json.loads(config.read_text())["mcpServers"]) == ["notes", "weather"]
+    clash = mcpgen("install", "cursor", str(tmp_path / "clone" / "server.py"), "--config", str(config))
+    assert clash.returncode == 2 and "already has a server 'notes'" in clash.stderr
+    kept = json.loads(config.read_text())["mcpServers"]["notes"]["args"][-1]
+    assert kept == str(tmp_path / "notes" / "server.py")

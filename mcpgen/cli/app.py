@@ -542,19 +542,26 @@ def install(
     target: Annotated[
         str, typer.Argument(metavar="FILE", help="The server's Python file or module (FILE:NAME as for `mcpgen run`).")
     ],
-    name: Annotated[str | None, typer.Option(help="The server's name in the host. Default: the file's name.")] = None,
+    name: Annotated[
+        str | None, typer.Option(help="The server's name in the host. Default: its Server's name (else the file's).")
+    ] = None,
     env: Annotated[
         list[str] | None, typer.Option("--env", "-e", help="KEY=VALUE for the server's environment.")
     ] = None,
     config: Annotated[Path | None, typer.Option(help="The config file to write. Default: the host's own.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the new config; write nothing.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an entry of the same name that runs another server.")
+    ] = False,
     debug: Debug = False,
 ) -> None:
     """Add a server to Claude Desktop, VS Code or Cursor.
 
     The entry runs `mcpgen run FILE` with this Python, so the host finds mcpgen and the
-    server's dependencies. Other servers in the file are kept; one of the same name is
-    replaced. Files: claude-desktop writes claude_desktop_config.json in Claude's
+    server's dependencies. The entry is named after the Server (Server("weather")) unless
+    --name says otherwise. Other servers in the file are kept; an entry of the same name is
+    updated when it runs this same server, and one that runs another server is left alone
+    unless --force. Files: claude-desktop writes claude_desktop_config.json in Claude's
     settings folder, vscode writes .vscode/mcp.json in the current folder, cursor
     writes ~/.cursor/mcp.json.
 
@@ -569,7 +576,9 @@ def install(
         fail(f"HOST is one of {', '.join(HOSTS)}, not {host_app!r}")
     with user_errors():
         try:
-            written = install_server(host_app, target, name=name, env=env or [], config=config, dry_run=dry_run)
+            written = install_server(
+                host_app, target, name=name, env=env or [], config=config, dry_run=dry_run, force=force
+            )
         except InstallError as exc:
             fail(str(exc))
         if dry_run:

@@ -8,6 +8,7 @@ mcpgen and the server's dependencies whatever its own PATH is.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcpgen.cli.run import split_target
+from mcpgen.cli.run import load_server, split_target
 
 
 class InstallError(Exception):
@@ -110,26 +111,70 @@ class Written:
     host_label: str
 
 
+def served_name(target: str, env: dict[str, str]) -> str | None:
+    """The name the target's Server gives itself (``Server("weather")``), loaded with the
+    entry's environment; None when it cannot be loaded here (the host may still run it)."""
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return load_server(target).info.name or None
+    except Exception:  # a LoadError, or the module failing here (the host may have what it lacks)
+        return None
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def install_server(
-    host: str, target: str, *, name: str | None, env: list[str], config: Path | None, dry_run: bool
+    host: str,
+    target: str,
+    *,
+    name: str | None,
+    env: list[str],
+    config: Path | None,
+    dry_run: bool,
+    force: bool = False,
 ) -> Written:
     """Merge the server's entry into the host's config (other servers and keys kept);
-    write it atomically unless ``dry_run``. Returns what was (or would be) written."""
+    write it atomically unless ``dry_run``. Returns what was (or would be) written.
+
+    The entry is named ``name``, else after the Server's own name, else after the file.
+    An entry of that name that runs something else (another project's server) is not
+    replaced unless ``force``: the same name is easy to reach (every project has a
+    ``server.py``) and the other entry would be lost without a word."""
     spec = HOSTS[host]
     path = config if config is not None else default_config(host)
     where, attr = split_target(target)
-    server_name = name or attr or Path(where).stem.split(".")[-1] or where
-    entry = server_entry(target, parse_env(env), spec.typed)
+    variables = parse_env(env)
+    server_name = name or served_name(target, variables) or attr or Path(where).stem.split(".")[-1] or where
+    entry = server_entry(target, variables, spec.typed)
     data = read_config(path)
     servers = data.setdefault(spec.key, {})
     if not isinstance(servers, dict):
         raise InstallError(f"{path}: {spec.key!r} is a JSON {type(servers).__name__}, not an object")
     replaced = server_name in servers
+    existing = servers.get(server_name)
+    if replaced and not force and not _same_server(existing, entry):
+        runs = " ".join(existing.get("args", [])) if isinstance(existing, dict) else repr(existing)
+        raise InstallError(
+            f"{path} already has a server {server_name!r} that runs something else ({runs or 'no args'}): "
+            "pick another --name, or --force to replace it"
+        )
     servers[server_name] = entry
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if not dry_run:
         _write_atomically(path, text)
     return Written(path, server_name, text, replaced, spec.label)
+
+
+def _same_server(existing: Any, entry: dict[str, Any]) -> bool:
+    """Whether an entry runs the same thing (same command and arguments): then it is this
+    project's own, installed before, and updating it is what the user asked for."""
+    return isinstance(existing, dict) and existing.get("args") == entry["args"]
 
 
 def _write_atomically(path: Path, text: str) -> None:
