@@ -285,6 +285,10 @@ def test_2026_diff_from_the_command_line_table_and_json() -> None:
     assert table.returncode == 0, table.stderr
     for text in ("initialize (c2s)", "server/discover (c2s)", "subscriptions/listen (c2s)", "resultType", "ttlMs"):
         assert text in table.stdout, text
+    # Piped: one tab-separated line per change, names whole (a table would wrap them at 80 columns).
+    narrow = subprocess.run([mcpgen, "diff", "2025-06-18", "2025-11-25"], capture_output=True, text=True)
+    assert "definition\tadded\tClientCapabilitiesTasksRequestsElicitation\tstruct (inline)\n" in narrow.stdout
+    assert all(line.count("\t") == 3 for line in narrow.stdout.splitlines())
     as_json = subprocess.run([mcpgen, "diff", "2025-11-25", "2026-07-28", "--json"], capture_output=True, text=True)
     data = json.loads(as_json.stdout)
     wheres = {(c["kind"], c["change"], c["where"]) for c in data["changes"]}

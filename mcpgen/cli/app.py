@@ -353,13 +353,16 @@ def diff(
 
     Lists changed definitions, fields, methods, capabilities, enum values and unions.
 
+    On a terminal the changes are a table; piped or redirected, one tab-separated line per
+    change (kind, change, where, detail).
+
     Examples:
       mcpgen diff 2025-06-18 2025-11-25
       mcpgen diff ./old/schema.json https://host/new/schema.json --json
     """
     _codegen()
     from mcpgen.codegen.build import build_model
-    from mcpgen.codegen.diff import diff_models, render_table
+    from mcpgen.codegen.diff import diff_models, render_lines, render_table
     from mcpgen.codegen.loader import load_schema
 
     with user_errors():
@@ -369,8 +372,10 @@ def diff(
             out.print_json(data=changes.to_json())
         elif not changes.changes:
             out.print(f"no changes between {changes.old} and {changes.new}")
-        else:
+        elif out.is_terminal:
             out.print(render_table(changes))
+        else:  # a pipe or a file: one line per change, names whole (grep, sort, cut)
+            sys.stdout.write(render_lines(changes))
 
 
 @command
@@ -384,7 +389,12 @@ def call(
     ] = None,
     arg: Annotated[
         list[str] | None,
-        typer.Option("--arg", "-a", help="key=value, typed by the tool's inputSchema (text for a string parameter)."),
+        typer.Option(
+            "--arg",
+            "-a",
+            help="key=value, typed by the tool's inputSchema: text for a string, JSON for anything else "
+            """(arrays and objects too: -a 'tags=["a","b"]' -a 'point={"x":1}').""",
+        ),
     ] = None,
     header: Annotated[list[str] | None, typer.Option("--header", "-H", help="HTTP header `Name: value`.")] = None,
     transport: Annotated[

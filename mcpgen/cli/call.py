@@ -66,6 +66,10 @@ def parse_args(pairs: list[str], schema: dict[str, Any] | None = None) -> dict[s
         try:
             out[key] = json.loads(value)
         except json.JSONDecodeError:
+            if "array" in types or "object" in types:
+                example = """'tags=["a", "b"]'""" if "array" in types else """'point={"x": 1}'"""
+                kind = "an array" if "array" in types else "an object"
+                raise CallError(f"--arg {key} takes {kind}, written as JSON: e.g. -a {example}") from None
             out[key] = value  # the server says what it expected
     return out
 

@@ -280,6 +280,14 @@ def _capabilities(a: dict[str, str], b: dict[str, str]) -> Iterator[Change]:
 # ---------------------------------------------------------------- rendering
 
 
+def render_lines(diff: RevisionDiff) -> str:
+    """The changes as tab-separated lines (kind, change, where, detail), one per change:
+    for a pipe or a file, where a table's columns would wrap names mid-word."""
+    return "".join(
+        f"{c.kind}\t{c.change}\t{c.where}\t{c.detail}\n" for kind in KINDS for c in diff.changes if c.kind == kind
+    )
+
+
 def render_table(diff: RevisionDiff) -> Table:
     """One table, a section per kind, the change column colored."""
     table = Table(title=f"MCP schema changes {diff.old} -> {diff.new}", show_lines=False)

@@ -419,6 +419,8 @@ class Client:
                     exc.data,
                 ) from None
             raise
+        if result.is_error is UNSET:
+            result.is_error = False  # the spec: absent means false; a user reads a bool
         return self._checked(name, result) if self._output_checks else result
 
     async def _send_call(
@@ -452,6 +454,8 @@ class Client:
         return await self.session.send_request("tools/call", params, expected, timeout=limit, on_progress=on_progress)
 
     def _checked(self, name: str, result: CallToolResult) -> CallToolResult:
+        if result.is_error is UNSET:
+            result.is_error = False
         check = self._output_checks.get(name)
         if check is not None and self.check_output and not result.is_error:
             if result.structured_content is UNSET:

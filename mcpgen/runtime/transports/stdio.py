@@ -134,9 +134,11 @@ async def server_stdio(protect_stdout: bool = True, max_message: int = MAX_MESSA
     loop = asyncio.get_running_loop()
     out_fd = 1
     if protect_stdout:
-        sys.stdout.flush()
         out_fd = os.dup(1)
         os.dup2(2, 1)  # fd 1 (and so print) now goes to stderr
+        # Then flush: on a pipe, sys.stdout holds what the module printed while it was
+        # imported (block-buffered), and that belongs on stderr too, not before the first frame.
+        sys.stdout.flush()
     reader = asyncio.StreamReader(limit=max_message, loop=loop)
     # The event loop can watch pipes and sockets; a regular file or /dev/null (a shell
     # redirect) it cannot, so those are read by a thread and written with plain writes.
