@@ -159,3 +159,21 @@ def test_stopping_during_a_call_says_what_it_waits_for(tmp_path: Path) -> None:
     caller.wait(timeout=30)
     text = "".join(lines)
     assert "stopping now" in text and "Traceback" not in text and "KeyboardInterrupt" not in text, text
+
+
+def test_a_boxed_primitive_prints_once_and_a_crash_names_its_class(tmp_path: Path) -> None:
+    """The official SDK sends a str result as the text and as {"result": text}: printed once.
+    A resource that raises is answered -32603 naming the resource and the exception's class
+    (not its message, which may hold a secret)."""
+    sdk = f"{sys.executable} {ROOT / 'tests' / 'interop' / 'sdk_server.py'}"
+    done = mcpgen("call", sdk, "tool", "count", "-a", "to=2", "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("counted to 2") == 1, done.stdout
+    (tmp_path / "crash.py").write_text(
+        "from mcpgen import Server\n\nserver = Server('c')\n\n\n@server.resource('data://x')\n"
+        "def x() -> str:\n    raise KeyError('hunter2')\n"
+    )
+    line = one_error_line(
+        mcpgen("call", f"{sys.executable} -m mcpgen run crash.py", "read", "data://x", "-q", cwd=tmp_path)
+    )
+    assert "Resource data://x failed with an internal error (KeyError)" in line and "hunter2" not in line

@@ -520,10 +520,16 @@ def _print_result(data: dict[str, Any], out: Console, err: Console) -> None:
         # clients (as the specification advises); print them once.
         if structured is msgspec.UNSET:
             return False
+        # A primitive result is boxed as {"result": value}; its text is the value alone
+        # (FastMCP and the official SDK send "3" beside {"result": 3}).
+        boxed = isinstance(structured, dict) and set(structured) == {"result"}
+        if boxed and text == structured["result"]:
+            return True
         try:
-            return bool(json.loads(text) == structured)
+            parsed = json.loads(text)
         except ValueError:
             return False
+        return bool(parsed == structured or (boxed and parsed == structured["result"]))
 
     content = data.get("content")
     for block in content if isinstance(content, list) else []:

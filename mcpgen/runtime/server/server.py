@@ -73,7 +73,7 @@ from mcpgen.generated import (
     ToolAnnotations,
     UnsubscribeRequestParams,
 )
-from mcpgen.runtime.errors import INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
+from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
 from mcpgen.runtime.extras import require
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.session import NOT_NOW, current_request
@@ -942,7 +942,7 @@ class Server:
         uri = params.uri
         resource = self._resources.get(uri)
         if resource is not None:
-            value = await self._invoke(resource.fn, resource.signature, resource.in_thread, {}, f"resource {uri}")
+            value = await self._explained(resource.fn, resource.signature, resource.in_thread, {}, f"resource {uri}")
             check_resource_value(uri, resource.signature, value)
             return ReadResourceResult(contents=to_contents(uri, value, resource.definition.mime_type))
         for template in self._templates:
@@ -953,7 +953,8 @@ class Server:
                 kwargs = template.signature.decode_arguments(values)
             except ArgumentError:
                 continue
-            value = await self._invoke(template.fn, template.signature, template.in_thread, kwargs, f"resource {uri}")
+            label = f"resource {uri}"
+            value = await self._explained(template.fn, template.signature, template.in_thread, kwargs, label)
             check_resource_value(uri, template.signature, value)
             return ReadResourceResult(contents=to_contents(uri, value, template.definition.mime_type))
         raise ResourceNotFound(uri)
@@ -979,7 +980,7 @@ class Server:
             kwargs = entry.signature.decode_arguments(arguments)
         except ArgumentError as exc:
             raise McpError(INVALID_PARAMS, f"Invalid arguments for prompt {params.name}: {exc}") from None
-        value = await self._invoke(entry.fn, entry.signature, entry.in_thread, kwargs, f"prompt {params.name}")
+        value = await self._explained(entry.fn, entry.signature, entry.in_thread, kwargs, f"prompt {params.name}")
         if isinstance(value, GetPromptResult):
             return value
         return GetPromptResult(messages=to_messages(value), description=entry.definition.description)
@@ -1057,6 +1058,21 @@ class Server:
         if sig.is_async:
             return await fn(**kwargs)
         return fn(**kwargs)
+
+    async def _explained(
+        self, fn: Callable[..., Any], sig: Signature, in_thread: bool, kwargs: dict[str, Any], label: str
+    ) -> Any:
+        """:meth:`_invoke` for a resource or a prompt: what the function raises, unless an
+        McpError, is answered -32603 naming the function and the exception's class (as a
+        tool's failure is); its message may hold paths or secrets, so it goes to the log."""
+        try:
+            return await self._invoke(fn, sig, in_thread, kwargs, label)
+        except (McpError, InputRequired):
+            raise  # an answer (an error, or the stateless era's questions), not a crash
+        except Exception as exc:
+            log.error("mcpgen: %s failed", label, exc_info=exc)
+            what = label[:1].upper() + label[1:]
+            raise McpError(INTERNAL_ERROR, f"{what} failed with an internal error ({type(exc).__name__})") from None
 
     @staticmethod
     def _current_session() -> ServerSession:
