@@ -177,3 +177,41 @@ def test_a_boxed_primitive_prints_once_and_a_crash_names_its_class(tmp_path: Pat
         mcpgen("call", f"{sys.executable} -m mcpgen run crash.py", "read", "data://x", "-q", cwd=tmp_path)
     )
     assert "Resource data://x failed with an internal error (KeyError)" in line and "hunter2" not in line
+
+
+def test_ctrl_c_during_a_call_says_cancelled(tmp_path: Path) -> None:
+    (tmp_path / "slow.py").write_text(SLOW_SERVER + "\nif __name__ == '__main__':\n    server.run()\n")
+    caller = subprocess.Popen(
+        [sys.executable, "-m", "mcpgen", "call", f"{sys.executable} slow.py", "tool", "nap", "-a", "seconds=30"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.5)  # connected, the call in progress
+    caller.send_signal(signal.SIGINT)
+    out, err = caller.communicate(timeout=30)
+    assert caller.returncode == 130 and err.strip().endswith("cancelled"), err
+    assert "Traceback" not in err and out == ""
+
+
+def test_bare_generate_refuses_outside_a_checkout(tmp_path: Path) -> None:
+    """An installed mcpgen (here: the package copied away from its pyproject.toml) refuses
+    to rewrite its own bindings; --check alone (read-only) still works."""
+    import shutil
+
+    shutil.copytree(ROOT / "mcpgen", tmp_path / "mcpgen", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NO_COLOR": "1", "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "generate"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=60
+    )
+    assert done.returncode == 2 and "give --out DIR" in done.stderr, done.stderr
+    checked = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "generate", "--check"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stderr

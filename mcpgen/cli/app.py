@@ -180,7 +180,7 @@ def generate(
     Writes msgspec structs, a codec, the method table and stubs.
 
     Examples:
-      mcpgen generate               # refresh mcpgen's own bindings (every era)
+      mcpgen generate               # in a checkout of mcpgen: refresh its own bindings
       mcpgen generate --schema 2025-06-18 --out mypkg/mcp
       mcpgen generate --schema ./schema.json --out mypkg/mcp --check
     """
@@ -188,6 +188,11 @@ def generate(
     if out_dir is None:
         if schema is not None or revision is not None:
             fail("--schema and --revision go with --out; `mcpgen generate` alone refreshes mcpgen's own bindings")
+        if not check and not _in_checkout():
+            fail(
+                "give --out DIR (and --schema REVISION) to generate bindings for your project; without --out, "
+                "`mcpgen generate` rewrites mcpgen's own bindings, which only a checkout of mcpgen does"
+            )
         with user_errors():
             _generate_committed(check, verbose)
         return
@@ -215,6 +220,16 @@ def generate(
             f"revision {model.revision} ({model.sha256[:12]})",
             highlight=False,
         )
+
+
+def _in_checkout() -> bool:
+    """Whether mcpgen runs from its own source checkout (a pyproject.toml naming it beside
+    the package), where its committed bindings are regenerated; not an installed copy."""
+    project = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        return 'name = "mcpgen"' in project.read_text(encoding="utf-8")
+    except OSError:
+        return False
 
 
 def _print_reports(model: Any, verbose: bool) -> None:
@@ -481,6 +496,10 @@ def call(
             )
         except CallError as exc:
             fail(str(exc))
+        except KeyboardInterrupt:
+            # asyncio.run cancelled the call (the client told the server) and re-raised.
+            err.print("cancelled", highlight=False)
+            raise typer.Exit(130) from None
     raise typer.Exit(code)
 
 
