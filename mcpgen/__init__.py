@@ -67,13 +67,37 @@ _LAZY = {
 }
 
 
+# The extra that brings what a name's module imports beyond the core (a missing one is a
+# one-line install hint, not a ModuleNotFoundError from deep inside).
+_EXTRA = {
+    "BearerAuth": "auth",
+    "OAuthClient": "auth",
+    "OAuthError": "auth",
+    "ClientInfo": "auth",
+    "CrossAppAccess": "auth",
+    "WorkloadIdentity": "auth",
+    "FileTokenStorage": "auth",
+    "HttpProtocol": "http",
+}
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'mcpgen' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(module), name)
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as exc:
+        from mcpgen.runtime.extras import MissingExtra
+
+        extra = _EXTRA.get(name)
+        if extra is None or isinstance(exc, MissingExtra):
+            raise
+        missing = exc.name or "a dependency"
+        hint = f"{name} needs the {extra} extra ({missing} is missing): pip install 'mcpgen[{extra}]'"
+        raise MissingExtra(hint, name=exc.name) from None
 
 
 def __dir__() -> list[str]:

@@ -66,3 +66,20 @@ def test_the_testing_extra_declares_what_the_auth_server_loads() -> None:
 def test_the_auth_scaffold_declares_the_form_parser() -> None:
     snippet = (ROOT / "mcpgen" / "scaffold" / "template" / "snippets" / "auth" / "auth_test_deps.md").read_text()
     assert '"python-multipart>=' in snippet
+
+
+def test_a_name_whose_extra_is_missing_says_which_extra() -> None:
+    """`from mcpgen import BearerAuth` without the auth extra: the install hint, not a
+    ModuleNotFoundError from deep inside (httpx hidden here as if not installed)."""
+    code = (
+        "import sys\n"
+        "sys.modules['httpx'] = None\n"
+        "try:\n"
+        "    from mcpgen import BearerAuth\n"
+        "except ImportError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == (
+        "MissingExtra BearerAuth needs the auth extra (httpx is missing): pip install 'mcpgen[auth]'"
+    ), done.stdout + done.stderr
