@@ -1,0 +1,127 @@
+"""The documentation works: every ```python block of the guides (docs/**/*.md) and of the
+README runs as written, and the site builds with ``mkdocs build --strict`` (which also fails
+on a broken link, a page missing from the nav, or a docstring mkdocstrings cannot read).
+
+A block runs in a fresh namespace whose ``__name__`` is not ``"__main__"`` (so a server's
+``if __name__ == "__main__": server.run()`` does not serve), in a fresh working directory.
+Two HTML comments right before a block change that, and the test counts them:
+
+* ``<!-- fragment -->``: a piece of a larger example (it uses names it does not define); it
+  is compiled, not run. At most ``MAX_FRAGMENTS`` blocks in all may say so.
+* ``<!-- file: NAME -->``: the block is also written to NAME in the working directory of the
+  page's later blocks (a server another block starts with ``Client.stdio``).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+DOCS = ROOT / "docs"
+PAGES = sorted([ROOT / "README.md", *DOCS.rglob("*.md")])
+MAX_FRAGMENTS = 12
+# The guides promise < 2 s per example on a quiet machine; CI shares its cores.
+BLOCK_SECONDS = 6.0
+
+BLOCK = re.compile(r"(?:<!-- (?P<marker>[^>]*?) -->\n)?```(?P<lang>[\w-]*)\n(?P<code>.*?)^```", re.S | re.M)
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int
+    code: str
+    marker: str | None
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def python_blocks(page: Path) -> list[Block]:
+    text = page.read_text(encoding="utf-8")
+    blocks = []
+    for found in BLOCK.finditer(text):
+        if found["lang"] != "python":
+            continue
+        line = text.count("\n", 0, found.start("code")) + 1
+        blocks.append(Block(page, line, found["code"], found["marker"]))
+    return blocks
+
+
+BLOCKS = [block for page in PAGES for block in python_blocks(page)]
+
+
+def test_the_guides_have_examples_and_few_fragments() -> None:
+    """Most examples run; the fragments are few and say so."""
+    fragments = [block.id for block in BLOCKS if block.marker == "fragment"]
+    assert len(BLOCKS) >= 30, [block.id for block in BLOCKS]
+    assert len(fragments) <= MAX_FRAGMENTS, fragments
+    markers = {block.marker for block in BLOCKS} - {None, "fragment"}
+    assert all(marker.startswith("file: ") for marker in markers), markers  # no other opt-out
+
+
+def run_page_until(block: Block, workdir: Path) -> None:
+    """Write the page's earlier ``file:`` blocks into ``workdir`` (a later example may use them)."""
+    for earlier in python_blocks(block.page):
+        if earlier.line >= block.line:
+            break
+        if earlier.marker and earlier.marker.startswith("file: "):
+            (workdir / earlier.marker.removeprefix("file: ")).write_text(earlier.code, encoding="utf-8")
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[block.id for block in BLOCKS])
+def test_the_example_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if block.marker == "fragment" else 0
+    code = compile(block.code, block.id, "exec", flags=flags)
+    if block.marker == "fragment":
+        return  # compiled above: a fragment's names come from the example around it
+    run_page_until(block, tmp_path)
+    if block.marker and block.marker.startswith("file: "):
+        (tmp_path / block.marker.removeprefix("file: ")).write_text(block.code, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    started = time.monotonic()
+    exec(code, {"__name__": "docs_example", "__file__": str(tmp_path / "example.py")})
+    assert time.monotonic() - started < BLOCK_SECONDS
+
+
+@pytest.mark.slow
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    """``mkdocs build --strict`` (mkdocs.yml sets strict too): a warning fails the build."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    build = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert build.returncode == 0, build.stderr[-4000:]
+    reference = (tmp_path / "site" / "reference" / "serving" / "index.html").read_text(encoding="utf-8")
+    assert "call_tool" in reference  # the docstrings were rendered, not just the headings
+
+
+def test_every_public_name_is_in_the_api_reference() -> None:
+    import mcpgen
+
+    reference = "\n".join(page.read_text(encoding="utf-8") for page in (DOCS / "reference").glob("*.md"))
+    missing = [name for name in mcpgen.__all__ if not re.search(rf"\b{re.escape(name)}\b", reference)]
+    assert not missing, missing
+
+
+def test_every_page_is_in_the_nav() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    pages = [str(page.relative_to(DOCS)) for page in DOCS.rglob("*.md")]
+    assert [page for page in pages if page not in nav] == []
