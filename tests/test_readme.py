@@ -1,5 +1,6 @@
 """The README's examples and commands are the ones that work: its quick-start server runs
-(stdio, a real subprocess) and answers the mcpgen Client; its test command is CI's."""
+(stdio, a real subprocess) and answers the mcpgen Client; its test command is CI's entry
+point. (tests/test_docs.py runs every python block of the README and the guides as written.)"""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def block_after(marker: str) -> str:
-    """The fenced code block right after an HTML comment ``<!-- marker -->``."""
+    """The fenced code block right after an HTML comment ``<!-- marker -->`` (the quick-start
+    server is ``<!-- file: server.py -->``: tests/test_docs.py writes it there for the client
+    example after it)."""
     found = re.search(rf"<!-- {re.escape(marker)} -->\n```\w*\n(.*?)```", README, re.S)
     assert found, f"no code block after <!-- {marker} --> in README.md"
     return found[1]
@@ -29,7 +32,7 @@ def block_after(marker: str) -> str:
 @pytest.fixture
 def quick_start(tmp_path: Path) -> Path:
     server = tmp_path / "server.py"
-    server.write_text(block_after("quick-start server"), encoding="utf-8")
+    server.write_text(block_after("file: server.py"), encoding="utf-8")
     return server
 
 
@@ -72,15 +75,34 @@ def test_the_quick_start_server_can_be_imported_without_serving(quick_start: Pat
     assert run.stdout.strip() == "demo"
 
 
-def test_the_readme_opens_with_the_two_commands_and_ci_runs_its_test_command() -> None:
+def test_the_readme_opens_with_the_two_commands_and_its_test_command_is_ci() -> None:
     """The first lines are one command that installs and runs the main job and one that
-    installs and runs the tests; .ci/run runs that test command exactly."""
+    installs and runs the tests; the latter is CI's own entry point, .ci/run, so the two
+    cannot drift apart, and .ci/run installs the test extra and runs both suites."""
     assert README.startswith("# mcpgen\n\n```bash\n")
     first_block = README.split("```bash\n", 1)[1].split("```", 1)[0]
     commands = [line for line in first_block.splitlines() if line and not line.startswith("#")]
     assert len(commands) == 2, commands
     generate, test = commands
     assert "pip install" in generate and "mcpgen generate" in generate
-    assert "pip install" in test and test.endswith("pytest && pytest -m slow")
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert ci.rstrip("\n").splitlines()[-1] == test
+    assert test == "bash .ci/run"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").rstrip("\n").splitlines()[-1]
+    assert "pip install" in ci and ".[test]" in ci, ci
+    assert re.search(r"\bpytest\b(?! -m)", ci) and "pytest -m slow" in ci, ci
+
+
+def test_the_readme_is_for_users() -> None:
+    """Short (the lab notes live in docs/), and what mcpgen is comes right after the two commands."""
+    lines = README.splitlines()
+    assert len(lines) <= 300, len(lines)
+    opening = "\n".join(lines[:15])
+    assert "Model Context Protocol" in opening, opening
+    for heading in ("## Install", "## Quick start", "## The command line", "## Running the tests", "## Documentation"):
+        assert f"\n{heading}\n" in README, heading
+
+
+def test_the_readmes_links_lead_somewhere() -> None:
+    """Every relative link of the README names a file of the repository."""
+    targets = re.findall(r"\]\((?!https?://)([^)#]+)(?:#[^)]*)?\)", README)
+    assert targets
+    assert [target for target in targets if not (ROOT / target).exists()] == []

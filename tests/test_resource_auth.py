@@ -769,15 +769,16 @@ def test_garbage_authorization_is_401(protected: Protected, authorization: bytes
     assert challenge(response).startswith("Bearer resource_metadata=")
 
 
-# ---------------------------------------------------------------- the README's example
+# ---------------------------------------------------------------- the auth guide's example
 
 
-async def test_the_readme_protected_server() -> None:
-    """The README's "Protect a server" example, pointed at a test authorization server that
-    grants its scopes: the per-tool scope makes the client step up, ctx.auth names it."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"<!-- protect a server -->\n```python\n(.*?)```", readme, re.S)
-    assert found, "no example after <!-- protect a server --> in README.md"
+async def test_the_auth_guides_protected_server() -> None:
+    """The first example of docs/auth.md ("Protecting a server"), pointed at a test
+    authorization server that grants its scopes: the per-tool scope makes the client step
+    up, ctx.auth names it."""
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "auth.md").read_text(encoding="utf-8")
+    found = re.search(r"## Protecting a server\n\n```python\n(.*?)```", guide, re.S)
+    assert found, "no example under '## Protecting a server' in docs/auth.md"
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     with AuthServer(scopes=["notes", "notes:write"]) as issuer:
@@ -785,7 +786,7 @@ async def test_the_readme_protected_server() -> None:
         code = found[1].replace("https://your-tenant.example.com/", issuer.issuer)
         code = code.replace("https://notes.example.com/mcp", url)
         namespace: dict[str, Any] = {}
-        exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README's example
+        exec(compile(code, "docs/auth.md", "exec"), namespace)  # noqa: S102 - our own guide's example
         with serving(namespace["server"], port):
             oauth = OAuthClient(grant="client_credentials", client=ClientInfo("app", client_secret="app-secret"))
             async with Client.http(url, auth=oauth) as client:
