@@ -106,3 +106,30 @@ def test_the_readmes_links_lead_somewhere() -> None:
     targets = re.findall(r"\]\((?!https?://)([^)#]+)(?:#[^)]*)?\)", README)
     assert targets
     assert [target for target in targets if not (ROOT / target).exists()] == []
+
+
+def test_the_readmes_run_command_works(tmp_path: Path) -> None:
+    """The first command's job (after the venv and the install this environment already has):
+    ``mcpgen generate --out build/mcp`` writes an importable bindings package."""
+    first_block = README.split("```bash\n", 1)[1].split("```", 1)[0]
+    run = next(line for line in first_block.splitlines() if "mcpgen generate" in line)
+    job = run.split(" && ")[-1].split()
+    assert job[:2] == ["mcpgen", "generate"] and job[-2:] == ["--out", "build/mcp"], job
+    done = subprocess.run(
+        [sys.executable, "-c", "from mcpgen.cli import main; main()", *job[1:]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    package = tmp_path / "build" / "mcp"
+    check = subprocess.run(
+        [sys.executable, "-c", "import mcp.types as t; print(t.__file__, t.CallToolResult.__name__)"],
+        cwd=package.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    # build/ comes first on the path: the generated package, not the official SDK's ``mcp``.
+    assert check.stdout.split() == [str(package / "types.py"), "CallToolResult"], check.stderr
