@@ -48,6 +48,10 @@ class MethodNotFound(McpError):
 
 
 class ResourceNotFound(McpError):
+    """Raise in a resource or template handler for a URI it has nothing at: the client gets
+    the revision's "resource not found" error (-32002 in the handshake era, -32602 in the
+    stateless era) naming ``uri`` in its data."""
+
     def __init__(self, uri: str) -> None:
         super().__init__(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
 
