@@ -83,3 +83,27 @@ def test_a_name_whose_extra_is_missing_says_which_extra() -> None:
     assert done.stdout.strip() == (
         "MissingExtra BearerAuth needs the auth extra (httpx is missing): pip install 'mcpgen[auth]'"
     ), done.stdout + done.stderr
+
+
+def _pins() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[name.strip().lower().replace("_", "-")] = version.strip()
+    return pins
+
+
+def test_constraints_pin_every_test_dependency_within_the_pyproject_bounds() -> None:
+    """CI installs with constraints.txt: every distribution the test extra brings is pinned
+    there (else a fresh clone resolves it anew), and each pin is one the pyproject allows
+    (else the lock and the requirements drifted apart). `.ci/newest --lock` refreshes it."""
+    pins = _pins()
+    needed = closure("mcpgen", frozenset({"test"})) - {"mcpgen"}
+    unpinned = sorted(name for name in needed if name not in pins)
+    assert not unpinned, f"constraints.txt pins none of {unpinned}: run .ci/newest --lock"
+    for line in metadata.requires("mcpgen") or []:
+        requirement = Requirement(line)
+        pinned = pins.get(requirement.name.lower().replace("_", "-"))
+        if pinned is not None:
+            assert requirement.specifier.contains(pinned, prereleases=True), (requirement, pinned)
