@@ -57,11 +57,13 @@ def test_committed_bindings_pass_check() -> None:
 
 def test_bad_schema_is_one_error_line_and_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text('{"$defs": {"A": {"$ref": "#/$defs/Missing"}}}')
+    bad.write_text('{"$defs": {"A": {"$ref": "https://example.com/elsewhere.json"}}}')
     proc = mcpgen("generate", "--schema", str(bad), "--out", str(tmp_path / "x"))
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert lines == [f"error: {bad}: /$defs/A/$ref: reference '#/$defs/Missing' names no definition"]
+    assert lines == [
+        f"error: {bad}: /$defs/A/$ref: unsupported reference 'https://example.com/elsewhere.json': expected `#/$defs/<Name>`"
+    ]
     assert "Traceback" not in proc.stderr
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcpgen.codegen.build import build_model
+from mcpgen.codegen.ir import Prim, StructDef
 from mcpgen.codegen.loader import SchemaError, load_schema
 from tests.conftest import REVISIONS, official_schema
 
@@ -47,12 +48,17 @@ def test_invalid_json_names_file_and_position(tmp_path: Path) -> None:
     assert "line 2" in str(info.value)
 
 
-def test_dangling_ref_names_its_pointer(tmp_path: Path) -> None:
-    path = write(tmp_path, json.dumps({"$defs": {"A": {"properties": {"b": {"$ref": "#/$defs/B"}}}}}))
-    with pytest.raises(SchemaError) as info:
-        load_schema(path)
-    assert info.value.pointer == "/$defs/A/properties/b/$ref"
-    assert "names no definition" in info.value.problem
+def test_dangling_ref_is_a_warning_naming_its_pointer_and_the_value_becomes_open(tmp_path: Path) -> None:
+    doc = {"$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}, "required": ["b"]}}}
+    loaded = load_schema(write(tmp_path, json.dumps(doc)))
+    assert loaded.warnings == [
+        "/$defs/A/properties/b/$ref: reference '#/$defs/B' names no definition; the value is an open type"
+    ]
+    assert loaded.definitions["A"]["properties"]["b"] == {}
+    struct = build_model(loaded).types["A"]
+    assert isinstance(struct, StructDef)
+    field = struct.field_by_wire("b")
+    assert field is not None and field.type == Prim("Any")
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@
 The loader reads bytes, records where they came from and their sha256, parses JSON, and
 checks the document's shape (every ``$ref`` resolves, every keyword is one we understand).
 Problems that make generation impossible raise :class:`SchemaError` with the file, a JSON
-pointer and what is wrong; unknown keywords only become warnings.
+pointer and what is wrong; unknown keywords only become warnings, and so does a ``$ref``
+the published file leaves dangling (it is dropped, so the value becomes an open type).
 """
 
 from __future__ import annotations
@@ -149,12 +150,13 @@ class _Checker:
             return  # `true` / `false` are valid schemas
         if not isinstance(node, dict):
             raise self.fail(ptr, f"a schema must be an object or boolean, got {type(node).__name__}")
+        dangling = False
         for key, value in node.items():
             here = f"{ptr}/{pointer_escape(key)}"
             if key not in KNOWN_KEYWORDS:
                 self.loaded.warnings.append(f"{here}: unknown keyword `{key}` ignored")
             elif key == "$ref":
-                self.ref(value, here)
+                dangling = not self.ref(value, here)
             elif key == "type":
                 self.type_(value, here)
             elif key == "properties":
@@ -186,6 +188,11 @@ class _Checker:
             elif key in ("minLength", "maxLength", "minItems", "maxItems"):
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise self.fail(here, f"`{key}` must be a non-negative integer")
+        if dangling:
+            # Published bundles do this (ext-apps 2.0.4 points at a `$defs` entry nested
+            # elsewhere): the value is still valid JSON of some kind, so an open type is
+            # the honest binding, and one bad pointer must not cost the whole generation.
+            del node["$ref"]
         required = node.get("required")
         props = node.get("properties")
         if isinstance(required, list) and isinstance(props, dict):
@@ -195,12 +202,15 @@ class _Checker:
                         f"{ptr}/required: `{name}` is required but has no schema in `properties`"
                     )
 
-    def ref(self, value: Any, ptr: str) -> None:
+    def ref(self, value: Any, ptr: str) -> bool:
+        """Whether the reference resolves; a dangling one is a warning (the caller drops it)."""
         prefix = f"#/{self.loaded.defs_key}/"
         if not isinstance(value, str) or not value.startswith(prefix):
             raise self.fail(ptr, f"unsupported reference {value!r}: expected `{prefix}<Name>`")
         if value[len(prefix) :] not in self.defs:
-            raise self.fail(ptr, f"reference {value!r} names no definition")
+            self.loaded.warnings.append(f"{ptr}: reference {value!r} names no definition; the value is an open type")
+            return False
+        return True
 
     def type_(self, value: Any, ptr: str) -> None:
         names = value if isinstance(value, list) else [value]
