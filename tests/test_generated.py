@@ -20,7 +20,7 @@ PROTOCOL = ROOT / "mcpgen" / "protocol"
 
 def test_committed_bindings_are_up_to_date() -> None:
     fresh = committed.generate_committed()
-    assert sorted(p.name for p in fresh.packages) == ["v2025_11_25", "v2026_07_28"]
+    assert sorted(p.name for p in fresh.packages) == ["ext_apps", "v2025_11_25", "v2026_07_28"]
     stale = committed.stale(fresh)
     assert stale == {}, "mcpgen/protocol is stale; run `mcpgen generate`:\n" + "".join(stale.values())
 
@@ -79,7 +79,7 @@ def test_docstrings_link_the_spec(packages: dict[str, ModuleType]) -> None:
 def test_generated_code_passes_mypy_strict(generated_root: Path) -> None:
     """Zero errors from a strict type checker on every generated package and mcpgen's own."""
     targets = [str(generated_root / package_name(rev)) for rev in REVISIONS]
-    targets += [str(PROTOCOL / "v2025_11_25"), str(PROTOCOL / "v2026_07_28"), str(PROTOCOL / "availability.py")]
+    targets += [str(PROTOCOL / p) for p in ("v2025_11_25", "v2026_07_28", "ext_apps", "availability.py")]
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *targets],
         capture_output=True,

@@ -46,10 +46,11 @@ def module_name(path: Path) -> str:
 
 
 def generated(path: Path) -> bool:
-    """The committed bindings (mcpgen/protocol/v*): the generator's output, held by
-    ``mcpgen generate --check``, not by these rules of hand-written code."""
+    """The committed bindings (mcpgen/protocol/v* of revisions, ext_* of extensions): the
+    generator's output, held by ``mcpgen generate --check``, not by these rules of
+    hand-written code."""
     rel = path.relative_to(PACKAGE).parts
-    return len(rel) > 1 and rel[0] == "protocol" and rel[1].startswith("v")
+    return len(rel) > 1 and rel[0] == "protocol" and rel[1].startswith(("v", "ext_"))
 
 
 def sources() -> dict[str, Path]:

@@ -5,8 +5,10 @@ which method exists in which revision.
 package named there is generated from the shipped schema of that revision into
 ``mcpgen/protocol/v<revision>/``, ``mcpgen/protocol/availability.py`` from the models of
 all shipped revisions, and ``mcpgen/protocol/revision_facts.py`` from the table itself (so
-the runtime reads Python data at start-up instead of parsing TOML). ``mcpgen generate``
-without ``--schema`` regenerates all of them and ``--check`` compares all of them.
+the runtime reads Python data at start-up instead of parsing TOML). Each extension in
+``mcpgen/schema/extensions.toml`` gets its package the same way, from the project's copy of
+the extension's published schema. ``mcpgen generate`` without ``--schema`` regenerates all
+of them and ``--check`` compares all of them.
 """
 
 from __future__ import annotations
@@ -72,6 +74,31 @@ def revision_table() -> tuple[dict[str, RevisionRow], str]:
     return checked, default
 
 
+@dataclass(frozen=True)
+class ExtensionRow:
+    id: str
+    version: str
+    schema: str  # relative to mcpgen/schema/
+    package: str  # mcpgen.protocol.<package>
+    spec: str  # the extension's specification page
+
+
+def extension_table() -> dict[str, ExtensionRow]:
+    """extensions.toml, checked: every field present, the package name outside the
+    revisions' ``v<revision>`` namespace (a missing schema file fails where it is loaded)."""
+    table_path = shipped.HERE / "extensions.toml"
+    rows = tomllib.loads(table_path.read_text(encoding="utf-8")).get("extensions", {})
+    checked: dict[str, ExtensionRow] = {}
+    for name, row in rows.items():
+        for key in ("id", "version", "schema", "package", "spec"):
+            if not isinstance(row.get(key), str) or not row[key]:
+                raise SchemaError(str(table_path), f"/{name}/{key}", "missing or not a string")
+        if not row["package"].startswith("ext_") or not row["package"].isidentifier():
+            raise SchemaError(str(table_path), f"/{name}/package", "must be an identifier starting with `ext_`")
+        checked[name] = ExtensionRow(row["id"], row["version"], row["schema"], row["package"], row["spec"])
+    return checked
+
+
 def serving_revisions() -> list[str]:
     """The revisions whose bindings mcpgen commits, from revisions.toml."""
     rows, _ = revision_table()
@@ -81,6 +108,10 @@ def serving_revisions() -> list[str]:
 def generate_committed() -> Committed:
     packages = {package_dir(rev): generate(rev, command=COMMAND) for rev in serving_revisions()}
     models = {g.model.revision: g.model for g in packages.values()}
+    for ext in extension_table().values():
+        packages[PROTOCOL_DIR / ext.package] = generate(
+            shipped.HERE / ext.schema, ext.version, command=COMMAND, spec_page=ext.spec
+        )
     methods: dict[str, set[str]] = {}
     for rev in shipped.revisions():
         model = models.get(rev) or build_model(load_schema(rev))

@@ -18,12 +18,16 @@ class Generation:
     rendered: Rendered
 
 
-def generate(spec: str | Path, revision: str | None = None, command: str | None = None) -> Generation:
+def generate(
+    spec: str | Path, revision: str | None = None, command: str | None = None, spec_page: str | None = None
+) -> Generation:
     """Load ``spec`` (path, URL or shipped revision), build the model, render the files.
 
     ``command`` is the regeneration hint each file's header gives (default: the
-    ``mcpgen generate --schema SPEC`` that would produce this package)."""
+    ``mcpgen generate --schema SPEC`` that would produce this package); ``spec_page`` the
+    one page every docstring links (an extension's), instead of the revision's pages."""
     model = build_model(load_schema(spec, revision))
+    model.spec_page = spec_page
     return Generation(model, render_package(model, command or f"mcpgen generate --schema {spec}"))
 
 

@@ -289,6 +289,9 @@ class Model:
     reports: list[Report] = field(default_factory=list)
     wires: dict[str, WireUnion] = field(default_factory=dict)  # union name -> its wire form
     slots: dict[str, list[WireSlot]] = field(default_factory=dict)  # struct name -> wired fields
+    # One page that specifies every type (an extension's spec), instead of the protocol
+    # revision's page per section.
+    spec_page: str | None = None
 
     def methods_for(self, direction: Direction, kind: str | None = None) -> list[Method]:
         """Messages sent in ``direction`` (all kinds but "input" unless asked for)."""

@@ -267,7 +267,7 @@ def _environment(model: Model) -> jinja2.Environment:
         convert_call=lambda e: convert_call(model, e),
         field_line=field_line,
         union_expr=union_expr,
-        page_url=lambda t: f"{_context_root(model)}/{t.page}",
+        page_url=lambda t: model.spec_page or f"{_context_root(model)}/{t.page}",
         call_args=lambda m: call_args(model, m),
         call_params=lambda m: call_params(model, m),
         params_type=lambda m: py_type(m.params_type) if m.params_type else "None",

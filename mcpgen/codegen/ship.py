@@ -16,6 +16,12 @@ that revision on: for a text a later revision made wrong, or a location only a l
 revision describes. The newest such key not after the revision being rendered wins.
 
     python -m mcpgen.codegen.ship ../shared/mcp-schema/2025-11-25/schema.json [...]
+
+An extension's schema ships the same way but with no descriptions at all (structure only),
+under the name ``mcpgen/schema/extensions.toml`` gives it:
+
+    python -m mcpgen.codegen.ship --extension apps \
+        tests/apps/node_modules/@modelcontextprotocol/ext-apps/dist/src/generated/schema.json
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ def strip_descriptions(node: Any) -> Any:
             out[key] = {name: strip_descriptions(sub) for name, sub in value.items()}
         elif key in _SUBSCHEMA_LISTS:
             out[key] = [strip_descriptions(sub) for sub in value]
-        elif key in _SUBSCHEMA_ONE:
+        elif key in _SUBSCHEMA_ONE or key in ("propertyNames", "not"):
             out[key] = strip_descriptions(value)
         else:
             out[key] = value
@@ -114,7 +120,24 @@ def render(official: Path, texts: dict[str, str], revision: str | None = None) -
     return doc
 
 
+def render_extension(official: Path) -> dict[str, Any]:
+    """The shipped copy of an extension's published schema: every structural fact, no prose.
+
+    Read as JSON, not through the loader: a reference the published file leaves dangling
+    stays in the copy, so regenerating from it takes the same path as from the original."""
+    doc: dict[str, Any] = strip_descriptions(json.loads(official.read_text(encoding="utf-8")))
+    doc.pop("title", None)
+    return doc
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--extension"] and len(argv) == 3:
+        from mcpgen.codegen.committed import extension_table
+
+        target = shipped.HERE / extension_table()[argv[1]].schema
+        target.write_text(json.dumps(render_extension(Path(argv[2])), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {target}")
+        return 0
     texts: dict[str, str] = json.loads((shipped.HERE / "descriptions.json").read_text("utf-8"))
     for arg in argv:
         official = Path(arg)
