@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from mcpgen.runtime.auth.bearer import BearerAuth
     from mcpgen.runtime.auth.oauth import ClientInfo, CrossAppAccess, OAuthClient, OAuthError, WorkloadIdentity
     from mcpgen.runtime.auth.token_files import FileTokenStorage
+    from mcpgen.runtime.client.apps import InterfaceError
     from mcpgen.runtime.client.client import Client
     from mcpgen.runtime.client.skills import SkillVerificationError
     from mcpgen.runtime.client.tasks import TaskFailed, TaskHandle
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         RequestTimeout,
         ResourceNotFound,
     )
+    from mcpgen.runtime.server.apps import client_supports_ui
     from mcpgen.runtime.server.context import Context
     from mcpgen.runtime.server.http_server import close_current_stream
     from mcpgen.runtime.server.server import Server, ToolError
@@ -42,11 +44,13 @@ _LAZY = {
     "HttpProtocol": "mcpgen.runtime.transports.http_protocol",  # uvicorn --http mcpgen:HttpProtocol
     "RedisStore": "mcpgen.runtime.stores.redis_store",
     "BearerAuth": "mcpgen.runtime.auth.bearer",
+    "client_supports_ui": "mcpgen.runtime.server.apps",
     # Calling
     "Client": "mcpgen.runtime.client.client",
     "TaskHandle": "mcpgen.runtime.client.tasks",
     "TaskFailed": "mcpgen.runtime.client.tasks",
     "SkillVerificationError": "mcpgen.runtime.client.skills",
+    "InterfaceError": "mcpgen.runtime.client.apps",
     "OAuthClient": "mcpgen.runtime.auth.oauth",
     "OAuthError": "mcpgen.runtime.auth.oauth",
     "ClientInfo": "mcpgen.runtime.auth.oauth",
@@ -115,6 +119,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "InterfaceError",
     "METHOD_NOT_FOUND",
     "McpError",
     "OAuthClient",
@@ -131,5 +136,6 @@ __all__ = [
     "ToolError",
     "WorkloadIdentity",
     "__version__",
+    "client_supports_ui",
     "close_current_stream",
 ]

@@ -99,6 +99,8 @@ from mcpgen.version import __version__
 if TYPE_CHECKING:
     import httpx
 
+    from mcpgen.runtime.client.apps import Interface, UiTool
+
 
 log = logging.getLogger("mcpgen")
 T = TypeVar("T")
@@ -179,7 +181,12 @@ class Client:
         era: str = DEFAULT_ERA,
         cache: bool = True,
         probe_timeout: float = 3.0,
+        apps: bool = False,
+        extensions: dict[str, dict[str, Any]] | None = None,
     ) -> None:
+        """``apps=True`` declares MCP Apps (``io.modelcontextprotocol/ui`` with HTML
+        interfaces: this client is a host that renders them); ``extensions`` declares any
+        extension, by identifier, with its settings (SEP-2133)."""
         if (server is None) == (connect is None):
             raise TypeError("give a Server to connect to in-process, or use Client.stdio(...)")
         self._server = server
@@ -208,6 +215,12 @@ class Client:
         self._subscribed: list[str] = []  # URIs subscribe() asked for
         self._background: tuple[asyncio.Task[Any], Listener] | None = None
         self._handshake_listeners: set[Listener] = set()
+        self.extensions = dict(extensions or {})
+        if apps:
+            from mcpgen.runtime.client.apps import UI_SETTINGS
+            from mcpgen.runtime.shared.meta import UI_EXTENSION
+
+            self.extensions[UI_EXTENSION] = UI_SETTINGS
 
     @classmethod
     def stdio(
@@ -281,6 +294,11 @@ class Client:
             caps["elicitation"] = {mode: {} for mode in self.elicitation_modes}
         if self.roots is not None:
             caps["roots"] = {"listChanged": True}
+        if self.extensions:
+            from mcpgen.runtime.shared.extensions import ExtendedClientCapabilities
+
+            caps["extensions"] = self.extensions
+            return msgspec.convert(caps, ExtendedClientCapabilities)
         return msgspec.convert(caps, ClientCapabilities)
 
     async def __aenter__(self) -> Client:
@@ -627,6 +645,36 @@ class Client:
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         return await self.session.read_resource(uri=uri)
+
+    # ------------------------------------------------------------ MCP Apps (SEP-1865)
+
+    @property
+    def server_offers_ui(self) -> bool:
+        """Whether the server declared MCP Apps (``io.modelcontextprotocol/ui``)."""
+        from mcpgen.runtime.client.apps import declares_ui
+
+        return declares_ui(self.session.peer_caps.tree)
+
+    async def list_ui_tools(self) -> list[UiTool]:
+        """The tools that declare ``_meta.ui``: the interface each links and who may call it
+        (``for_model``: the agent's tool list; ``for_app``: calls from the interface)."""
+        from mcpgen.runtime.client.apps import ui_tools
+
+        return ui_tools(await self.list_tools())
+
+    async def read_interface(self, uri_or_tool: str, *, max_bytes: int | None = None) -> Interface:
+        """Fetch an interface by its ``ui://`` URI or by the name of the tool that links it,
+        checked as a host must before rendering it (MIME type, size: ``max_bytes``,
+        default 4 MiB; metadata); :class:`InterfaceError` if not."""
+        from mcpgen.runtime.client.apps import DEFAULT_MAX_BYTES, InterfaceError, checked_interface, ui_tools
+
+        uri = uri_or_tool
+        if not uri.startswith("ui://"):
+            linked = [t.resource_uri for t in ui_tools(await self.list_tools()) if t.name == uri_or_tool]
+            if not linked or linked[0] is None:
+                raise InterfaceError(f"no tool {uri_or_tool!r} with an MCP Apps interface")
+            uri = linked[0]
+        return checked_interface(uri, await self.read_resource(uri), max_bytes or DEFAULT_MAX_BYTES)
 
     # ------------------------------------------------------------ skills (SEP-2640)
 

@@ -215,7 +215,10 @@ class ClientSession(HandshakeSession, ClientCalls):
         """Send ``initialize``, check the version the server picked, send ``initialized``."""
         self.own_caps = Declared(capabilities)
         params = InitializeRequestParams(protocol_version=version, capabilities=capabilities, client_info=client_info)
-        result = await self.send_request("initialize", params, InitializeResult)
+        # Decoded with the server's capabilities.extensions kept, which 2025-11-25 does not name.
+        from mcpgen.runtime.shared.extensions import ExtendedInitializeResult
+
+        result: InitializeResult = await self.send_request("initialize", params, ExtendedInitializeResult)
         if era_of(result.protocol_version) != "handshake":
             if not (self.probe_timed_out and era_of(result.protocol_version) == "stateless"):
                 await self.close()  # (after a slow probe the stateless era is tried instead)

@@ -29,7 +29,7 @@ import logging
 import os
 import re
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -110,7 +110,9 @@ from mcpgen.runtime.shared.headers import annotated_params
 from mcpgen.runtime.shared.jsonschema import SchemaValidationError, compile_schema
 
 if TYPE_CHECKING:
+    from mcpgen.protocol.ext_apps import McpUiResourceCsp, McpUiResourcePermissions
     from mcpgen.runtime.auth.bearer import BearerAuth
+    from mcpgen.runtime.server.apps import HtmlSource, Visibility
     from mcpgen.runtime.server.http_server import McpHttpApp
     from mcpgen.runtime.server.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
     from mcpgen.runtime.server.stateless import StatelessServer
@@ -249,6 +251,8 @@ class Server:
         scopes: Iterable[str] | None = None,
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
+        ui: str | None = None,
+        visibility: Sequence[Visibility] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -265,6 +269,8 @@ class Server:
         scopes: Iterable[str] | None = None,
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
+        ui: str | None = None,
+        visibility: Sequence[Visibility] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a function as a tool (``@server.tool`` or ``@server.tool(...)``). Its
         parameters' type hints make the input schema; its return annotation, when it is
@@ -276,8 +282,17 @@ class Server:
         ``task="optional"`` or ``"required"`` makes it a tasks-extension tool (SEP-2663):
         a client declaring the extension gets a task handle at once and polls for the
         result; ``task_start="explicit"`` runs it inside the request until it awaits
-        ``ctx.continue_as_task()`` (see :mod:`mcpgen.runtime.server.tasks`)."""
+        ``ctx.continue_as_task()`` (see :mod:`mcpgen.runtime.server.tasks`).
+
+        ``ui="ui://..."`` links an MCP Apps interface (see :meth:`ui_resource`);
+        ``visibility=["app"]`` (or ``["model"]``) says who may call the tool there."""
         fn, name = split_first(name, "tool", "its name")
+        if ui is not None or visibility is not None:
+            from mcpgen.runtime.server.apps import link_tool
+            from mcpgen.runtime.shared.meta import UI_EXTENSION
+
+            meta = link_tool(meta, ui, visibility)
+            self.declare_extension(UI_EXTENSION)
         if task not in (None, "optional", "required") or task_start not in ("call", "explicit"):
             raise ValueError("task must be 'optional', 'required' or None, task_start 'call' or 'explicit'")
 
@@ -336,7 +351,9 @@ class Server:
         size: int | None = None,
         icons: list[Icon] | None = None,
         blocking: bool | None = None,
+        cache: CacheHint | None = None,
         scopes: Iterable[str] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> Callable[[F], F]: ...
 
     def resource(
@@ -352,6 +369,7 @@ class Server:
         blocking: bool | None = None,
         cache: CacheHint | None = None,
         scopes: Iterable[str] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> F | Callable[[F], F]:
         """Register a function that returns the contents of the resource at ``uri``
         (``str`` for text, ``bytes`` for binary, or resource contents). Bare, as
@@ -376,6 +394,7 @@ class Server:
                 mime_type=mime_type or UNSET,
                 size=size if size is not None else UNSET,
                 icons=icons or UNSET,
+                meta=meta or UNSET,
             )
             self._resources[resource_uri] = ResourceEntry(fn, sig, runs_in_thread(sig, blocking), definition, cache)
             self._declare_scopes("resources/read", resource_uri, scopes)
@@ -383,6 +402,36 @@ class Server:
             return fn
 
         return register(fn) if fn is not None else register
+
+    def ui_resource(
+        self,
+        uri: str,
+        html: HtmlSource,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        csp: McpUiResourceCsp | dict[str, Any] | None = None,
+        permissions: McpUiResourcePermissions | dict[str, Any] | None = None,
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        cache: CacheHint | None = None,
+    ) -> None:
+        """Serve an MCP Apps interface at ``uri`` (``ui://...``): ``html`` is the document,
+        a path to it, or a function returning it (read at each ``resources/read``). ``csp``,
+        ``permissions``, ``domain`` and ``prefers_border`` are its ``_meta.ui`` as the
+        extension defines them; ``cache``: the caching hint of its reads (stateless era).
+        Declares ``io.modelcontextprotocol/ui``; link it with ``@server.tool(ui=uri)``."""
+        from mcpgen.runtime.server.apps import check_ui_uri, resource_meta, ui_reader
+        from mcpgen.runtime.shared.meta import UI_EXTENSION, UI_MIME
+
+        check_ui_uri(uri)
+        meta = resource_meta(csp, permissions, domain, prefers_border)
+        read, blocks = ui_reader(uri, html, meta)
+        name = name or uri.removeprefix("ui://")
+        self.resource(uri, name=name, title=title, description=description, mime_type=UI_MIME, blocking=blocks,
+                      cache=cache, meta=meta)(read)  # fmt: skip
+        self.declare_extension(UI_EXTENSION)
 
     @overload
     def resource_template(self, uri_template: F, /) -> F: ...

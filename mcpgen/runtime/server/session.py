@@ -71,6 +71,11 @@ class ServerSession(HandshakeSession, ServerCalls):
         extra = getattr(self.handlers, "extension_methods", None)
         if extra:  # requests the server's extensions add (skills/list, ...)
             self.incoming = {**self.incoming, **extra}
+        if getattr(self.handlers, "extensions", None):  # learn the client's extensions too
+            from mcpgen.runtime.shared.extensions import ExtendedInitializeRequestParams
+
+            spec = self.incoming["initialize"]
+            self.incoming = {**self.incoming, "initialize": spec._replace(params_type=ExtendedInitializeRequestParams)}
 
     # ------------------------------------------------------------ era
 
