@@ -14,8 +14,6 @@ import pytest
 APPS = Path(__file__).resolve().parent / "apps"
 PACKAGE = APPS / "node_modules" / "@modelcontextprotocol" / "ext-apps"
 PUBLISHED_SCHEMA = PACKAGE / "dist" / "src" / "generated" / "schema.json"
-APP_SDK = PACKAGE / "dist" / "src" / "app-with-deps.js"
-ESBUILD = APPS / "node_modules" / ".bin" / "esbuild"
 EXAMPLE = APPS.parent.parent / "examples" / "apps"
 
 

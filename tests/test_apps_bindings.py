@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,12 @@ def test_the_copy_is_the_published_schema_without_prose(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "reference '#/$defs/__schema0' names no definition; the value is an open type" in done.stderr
     assert "107 types" in done.stdout
+
+
+def test_generate_check_guards_the_extension_and_counts_its_warnings() -> None:
+    """``mcpgen generate --check`` compares ext_apps with the protocol packages; the
+    published schema's known quirks (listed above) are a count, listed with --verbose."""
+    done = subprocess.run([sys.executable, "-m", "mcpgen", "generate", "--check"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "__schema0" not in done.stderr
+    assert re.search(r"ext_apps: \d+ schema warning\(s\); --verbose lists them", done.stderr)

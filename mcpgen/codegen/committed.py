@@ -99,6 +99,11 @@ def extension_table() -> dict[str, ExtensionRow]:
     return checked
 
 
+def is_extension(directory: Path) -> bool:
+    """Whether a committed package directory holds an extension's bindings."""
+    return directory.name.startswith("ext_")
+
+
 def serving_revisions() -> list[str]:
     """The revisions whose bindings mcpgen commits, from revisions.toml."""
     rows, _ = revision_table()
