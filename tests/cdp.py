@@ -26,12 +26,7 @@ class Browser:
         to_chrome_r, self._to_chrome = os.pipe()
         self._from_chrome, from_chrome_w = os.pipe()
 
-        def wire_fds() -> None:  # the child reads commands on fd 3 and writes answers on fd 4
-            os.dup2(to_chrome_r, 3)
-            os.dup2(from_chrome_w, 4)
-
         args = [
-            binary,
             "--headless",
             "--no-sandbox",  # the OS sandbox needs an unprivileged user; iframe sandboxing is unaffected
             "--disable-gpu",
@@ -40,8 +35,14 @@ class Browser:
             f"--window-size={width},{height}",
             "about:blank",
         ]
+        # Chromium reads commands on fd 3 and writes answers on fd 4: a shell moves the pipe
+        # ends there (no preexec_fn: unsafe while the test's server threads run).
+        wire = f'exec "$0" "$@" 3<&{to_chrome_r} 4>&{from_chrome_w} {to_chrome_r}<&- {from_chrome_w}>&-'
         self.proc = subprocess.Popen(
-            args, preexec_fn=wire_fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            ["bash", "-c", wire, binary, *args],  # bash: dash takes single-digit fds only
+            pass_fds=(to_chrome_r, from_chrome_w),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         os.close(to_chrome_r)
         os.close(from_chrome_w)

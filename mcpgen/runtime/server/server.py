@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from mcpgen.generated import (
     AudioContent,
@@ -733,8 +733,10 @@ class Server:
         }
         if not self.extensions:
             return msgspec.convert(declared, ServerCapabilities)
+        from mcpgen.runtime.shared.extensions import ExtendedServerCapabilities
+
         declared["extensions"] = self.extensions
-        return msgspec.convert(declared, _ExtendedCapabilities)
+        return msgspec.convert(declared, ExtendedServerCapabilities)
 
     @property
     def declared(self) -> Declared:
@@ -1166,13 +1168,6 @@ class Server:
         the requests in progress (saying how many), then cancels them; a second Ctrl-C stops
         at once. A port in use or an address it cannot listen on: one line, exit status 2."""
         running.run(self, transport, host, port, path, options)
-
-
-class _ExtendedCapabilities(ServerCapabilities, kw_only=True):
-    """The handshake era's capabilities with the ``extensions`` member of SEP-2133 (its
-    schema allows members it does not name; the stateless era's names it)."""
-
-    extensions: dict[str, dict[str, Any]] | UnsetType = UNSET
 
 
 def _text(value: str | None) -> Any:
