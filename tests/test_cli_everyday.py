@@ -215,3 +215,40 @@ def test_bare_generate_refuses_outside_a_checkout(tmp_path: Path) -> None:
         timeout=120,
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def test_a_print_at_import_goes_to_stderr_under_python_server_py(tmp_path: Path) -> None:
+    """`python server.py` whose module prints while it loads: on a pipe that text sits in
+    sys.stdout's buffer until server.run() starts; it must land on stderr, not before the
+    first frame on stdout (the client would read garbage)."""
+    (tmp_path / "chatty.py").write_text(
+        "print('loading the notes')\n"
+        "from mcpgen import Server\n\nserver = Server('chatty')\n\n\n@server.tool()\n"
+        "def ping() -> str:\n    return 'pong'\n\n\nif __name__ == '__main__':\n    server.run()\n"
+    )
+    # Buffered as a host starts it (PYTHONUNBUFFERED, as some shells set, writes the text at
+    # once, before any server code runs: nothing can take it back then).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpgen", "call", f"{sys.executable} chatty.py", "tool", "ping"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "pong" and "loading the notes" in done.stderr
+
+
+def test_array_arguments_say_they_take_json(tmp_path: Path) -> None:
+    (tmp_path / "tags.py").write_text(
+        "from mcpgen import Server\n\nserver = Server('t')\n\n\n@server.tool()\n"
+        "def count(tags: list[str]) -> int:\n    return len(tags)\n\n\nif __name__ == '__main__':\n    server.run()\n"
+    )
+    target = f"{sys.executable} tags.py"
+    line = one_error_line(mcpgen("call", target, "tool", "count", "-a", "tags=a,b", cwd=tmp_path))
+    assert "--arg tags takes an array, written as JSON" in line
+    done = mcpgen("call", target, "tool", "count", "-a", 'tags=["a","b"]', cwd=tmp_path)
+    assert done.returncode == 0 and '"result": 2' in done.stdout, done.stdout + done.stderr
+    assert "JSON for anything else" in mcpgen("call", "--help").stdout

@@ -271,3 +271,20 @@ async def test_in_memory_client() -> None:
     async with Client(module.server, sampling=sampler) as client:
         assert (await client.call_tool("echo", {"text": "hi"})).content == [TextContent(text="hi")]
         assert (await client.call_tool("ask_model", {"question": "q"})).content[0].text == "answer to q"  # type: ignore[union-attr]
+
+
+async def test_is_error_is_false_when_the_server_left_it_out() -> None:
+    """The spec: an absent isError means false. A user reads a bool, not UNSET, from a
+    plain call and from a task alike."""
+    from mcpgen import Server
+
+    server = Server("plain")
+
+    @server.tool()
+    def hello() -> str:
+        return "hi"
+
+    async with Client(server) as client:
+        result = await client.call_tool("hello", {})
+        assert result.is_error is False
+        assert (await client.call_tool("hello", {}, task=True)).is_error is False
