@@ -180,7 +180,7 @@ def generate(
     Writes msgspec structs, a codec, the method table and stubs.
 
     Examples:
-      mcpgen generate               # in a checkout of mcpgen: refresh its own bindings
+      mcpgen generate               # a checkout of mcpgen: its own bindings
       mcpgen generate --schema 2025-06-18 --out mypkg/mcp
       mcpgen generate --schema ./schema.json --out mypkg/mcp --check
     """
@@ -536,7 +536,7 @@ def run(
     Examples:
       mcpgen run server.py
       mcpgen run server.py:weather --transport http --port 8001
-      mcpgen run server.py --transport http --host 0.0.0.0 --allowed-host mcp.example.com
+      mcpgen run server.py --transport http --allowed-host mcp.example.com
       mcpgen run mypkg.server
     """
     from mcpgen.cli.run import LoadError, load_server
