@@ -293,7 +293,8 @@ async def test_a_tools_call_result_is_read_once_and_its_kind_still_decides() -> 
         for _ in range(2):
             result = await client.call_tool("echo", {"text": "x"})
             assert result.content[0].text == "accept s1"  # type: ignore[union-attr]
-            assert msgspec.to_builtins(result) == {"content": [{"type": "text", "text": "accept s1"}]}
+            # isError absent on the wire: False for the reader (absent means false)
+            assert msgspec.to_builtins(result) == {"content": [{"type": "text", "text": "accept s1"}], "isError": False}
     assert asked == ["name?", "name?"]
     serving.cancel()
 
