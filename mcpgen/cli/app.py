@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mcpgen import schema as shipped
+from mcpgen.cli.stubs import stubs
 from mcpgen.version import __version__
 
 EXIT_CODES = """Exit codes:
@@ -624,6 +625,9 @@ def install(
                 highlight=False,
                 markup=False,
             )
+
+
+command(stubs)  # mcpgen/cli/stubs.py
 
 
 def main() -> None:

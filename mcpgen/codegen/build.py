@@ -47,6 +47,20 @@ def build_model(loaded: LoadedSchema, facts: Facts | None = None) -> Model:
     return builder.build()
 
 
+def build_types(loaded: LoadedSchema) -> Model:
+    """The named types of a bundle that is not the protocol's (a server's tool schemas, for
+    ``mcpgen stubs``): the same JSON Schema -> struct path, cycles erased and unions
+    resolved, with no facts table, no patches and no methods."""
+    builder = _Builder(loaded, Facts(results={}, capabilities={}, open_objects={}, pages={}))
+    for name in sorted(builder.defs):
+        builder.define(name, builder.defs[name], f"/{loaded.defs_key}/{pointer_escape(name)}")
+    model = Model(loaded.revision, loaded.sha256, loaded.source, dict(sorted(builder.types.items())), [])
+    model.reports = builder.reports
+    recursion.erase_cycles(model)
+    discriminate.resolve_unions(model)
+    return model
+
+
 def is_open_object(node: dict[str, Any]) -> bool:
     """An object schema that admits any extra key: kept whole as a dict."""
     extra = node.get("additionalProperties")

@@ -77,6 +77,13 @@ def sym(name: str) -> str:
     return _SYMBOLS.get(name, name)
 
 
+def use_symbols(type_names: set[str] | dict[str, object]) -> None:
+    """Rename the imports that would clash with these type names (see :data:`IMPORTED`):
+    for a module rendered outside :func:`render_package` (``mcpgen stubs``)."""
+    _SYMBOLS.clear()
+    _SYMBOLS.update({n: f"_{n}" for n in IMPORTED if n in type_names})
+
+
 def imports(*names: str) -> str:
     """``A, B as _B`` for an import line."""
     return ", ".join(n if sym(n) == n else f"{n} as {sym(n)}" for n in names)
@@ -202,6 +209,10 @@ def _needs_hook(model: Model, expr: TypeExpr) -> bool:
         return memo[name]
 
     return needs_hook(expr)
+
+
+def ordered_aliases(model: Model) -> list[TypeDef]:
+    return _ordered_aliases(model)
 
 
 def _ordered_aliases(model: Model) -> list[TypeDef]:

@@ -1,0 +1,339 @@
+"""Typed client stubs for one MCP server (``mcpgen stubs``): the server's description in,
+the model of the module to write out.
+
+A *description* is what a server says about itself: its name and version, its tools (with
+``inputSchema`` / ``outputSchema``), prompts and resource templates. It is read from a
+live server by the CLI, or from JSON: a ``tools/list`` result, a ``server/discover``
+result, ``mcpgen call --json`` output, or a file ``mcpgen stubs --save`` wrote. Its
+sha256 (of the canonical JSON) heads the generated module.
+
+Each tool's schemas go through the protocol generator's own JSON Schema -> struct path
+(:func:`mcpgen.codegen.build.build_types`), after :mod:`mcpgen.codegen.stubs_schema` made
+them one bundle; a tool whose schema still cannot be built becomes a free-form dict, with
+the reason as a comment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpgen.codegen import naming
+from mcpgen.codegen.build import build_types
+from mcpgen.codegen.ir import Const, Field, Model, Prim, StructDef, TypeDef, TypeExpr, UnionDef
+from mcpgen.codegen.loader import LoadedSchema
+from mcpgen.codegen.stubs_schema import prepare
+
+_OPTIONAL = re.compile(r"\{[?&#]([^}]*)\}")
+DISCOVER_SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # where server/discover names the server
+# Attributes of the generated class a tool's method must not take.
+_RESERVED = frozenset({"client", "self", "call_tool", "get_prompt", "read_resource"})
+
+
+class DescriptionError(Exception):
+    """JSON that is not a server description."""
+
+
+@dataclass
+class Description:
+    name: str
+    version: str
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    prompts: list[dict[str, Any]] = field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The saved form (``mcpgen stubs --save``), items in name order."""
+        return {
+            "server": {"name": self.name, "version": self.version},
+            "tools": sorted(self.tools, key=lambda t: str(t.get("name"))),
+            "prompts": sorted(self.prompts, key=lambda p: str(p.get("name"))),
+            "resourceTemplates": sorted(self.resource_templates, key=lambda r: str(r.get("uriTemplate"))),
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    @property
+    def sha256(self) -> str:
+        canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def description_from_json(data: Any) -> Description:
+    """Any of the JSON forms named in the module docstring (a JSON-RPC response's
+    ``result`` is looked into)."""
+    if isinstance(data, dict) and isinstance(data.get("result"), dict) and "jsonrpc" in data:
+        data = data["result"]
+    if not isinstance(data, dict) or not any(
+        k in data for k in ("tools", "prompts", "resourceTemplates", "server", "serverInfo", "supportedVersions")
+    ):
+        raise DescriptionError(
+            "not a server description: expected a tools/list or server/discover result, "
+            "or a file `mcpgen stubs --save` wrote"
+        )
+    info = data.get("server") or data.get("serverInfo")
+    meta = data.get("_meta")
+    if info is None and isinstance(meta, dict):
+        info = meta.get(DISCOVER_SERVER_INFO)
+    info = info if isinstance(info, dict) else {}
+    lists = {}
+    for key in ("tools", "prompts", "resourceTemplates"):
+        items = data.get(key) or []
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise DescriptionError(f"`{key}` must be a list of objects")
+        lists[key] = items
+    return Description(
+        name=str(info.get("name") or "server"),
+        version=str(info.get("version") or "unknown"),
+        tools=lists["tools"],
+        prompts=lists["prompts"],
+        resource_templates=lists["resourceTemplates"],
+    )
+
+
+# ---------------------------------------------------------------- the model
+
+
+@dataclass
+class Argument:
+    """One keyword argument of a generated method."""
+
+    py_name: str
+    wire_name: str
+    type: TypeExpr
+    required: bool
+    default: Any = None  # a JSON scalar default the schema gives, else None with has_default False
+    has_default: bool = False
+    description: str | None = None
+
+
+@dataclass
+class ToolStub:
+    name: str
+    method: str
+    description: str | None
+    input: str | None  # the arguments struct, None when the schema has no properties
+    arguments: list[Argument]
+    output: str | None  # the structured result's type, None without an outputSchema
+    output_is_struct: bool
+    notes: list[str]
+
+
+@dataclass
+class PromptStub:
+    name: str
+    method: str
+    description: str | None
+    arguments: list[Argument]
+
+
+@dataclass
+class TemplateStub:
+    name: str
+    method: str
+    uri_template: str
+    description: str | None
+    arguments: list[Argument]
+
+
+@dataclass
+class StubModel:
+    description: Description
+    class_name: str
+    types: dict[str, TypeDef]
+    tools: list[ToolStub]
+    prompts: list[PromptStub]
+    templates: list[TemplateStub]
+
+    def structs(self) -> list[StructDef]:
+        return [t for t in self.types.values() if isinstance(t, StructDef)]
+
+    @property
+    def model(self) -> Model:
+        return Model("", self.description.sha256, self.description.name, self.types, [])
+
+
+def build_stubs(description: Description, class_name: str | None = None) -> StubModel:
+    types: dict[str, TypeDef] = {}
+    methods: set[str] = set(_RESERVED)
+    bases: set[str] = set()
+    tools = []
+    for tool in sorted(description.tools, key=lambda t: str(t.get("name"))):
+        name = str(tool.get("name", ""))
+        base = _unique(naming.pascal(name) or "Tool", bases)
+        if base[0].isdigit():
+            base = f"Tool{base}"
+        bases.add(base)
+        tools.append(_tool(tool, name, base, _method(name, "", methods), types))
+    prompts = [
+        PromptStub(
+            str(p.get("name", "")),
+            _method(str(p.get("name", "")), "prompt_", methods),
+            _text(p.get("description")),
+            _prompt_arguments(p.get("arguments")),
+        )
+        for p in sorted(description.prompts, key=lambda p: str(p.get("name")))
+    ]
+    templates = [
+        _template(r, methods) for r in sorted(description.resource_templates, key=lambda r: str(r.get("name")))
+    ]
+    return StubModel(
+        description=description,
+        class_name=class_name or f"{naming.pascal(description.name.rsplit('/', 1)[-1]) or 'Server'}Client",
+        types=dict(sorted(types.items())),
+        tools=tools,
+        prompts=prompts,
+        templates=templates,
+    )
+
+
+def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[str, TypeDef]) -> ToolStub:
+    notes: list[str] = []
+    input_name: str | None = None
+    arguments: list[Argument] = []
+    schema = tool.get("inputSchema")
+    if isinstance(schema, dict):
+        # The arguments object itself: its properties become keywords whatever it says
+        # about extra keys (a server that takes more can still be called through .client).
+        schema = {k: v for k, v in schema.items() if k != "additionalProperties"}
+    built = _build(schema, f"{base}Input", base, notes, f"tool {name} inputSchema")
+    if built is not None:
+        types.update(built.types)
+        root = built.types.get(f"{base}Input")
+        if isinstance(root, StructDef):
+            input_name = root.name
+            root.description = root.description or f"The arguments of tool {name}."
+            for f in root.fields:
+                if f.py_name == "self":
+                    f.py_name = "self_"
+            arguments = [_argument(f, _property(schema, f.wire_name)) for f in root.fields]
+        else:
+            types.pop(f"{base}Input", None)
+    output_name: str | None = None
+    output_is_struct = False
+    if "outputSchema" in tool:
+        built = _build(tool["outputSchema"], f"{base}Output", f"{base}Output", notes, f"tool {name} outputSchema")
+        if built is None:
+            types[f"{base}Output"] = _any_alias(f"{base}Output")
+        else:
+            types.update(built.types)
+        output_name = f"{base}Output"
+        output_is_struct = isinstance(types[output_name], StructDef)
+        types[output_name].description = types[output_name].description or f"The structured result of tool {name}."
+    for t in types.values():
+        if isinstance(t, UnionDef) and not t.native and t.erased is None and not t.description:
+            t.description = "untyped (Any): a union msgspec cannot tell apart by a tag"
+    return ToolStub(
+        name, method, _text(tool.get("description")), input_name, arguments, output_name, output_is_struct, notes
+    )
+
+
+def _build(schema: Any, root: str, prefix: str, notes: list[str], where: str) -> Model | None:
+    prepared = prepare(schema, root, prefix)
+    notes.extend(f"{where} {note}" for note in prepared.notes)
+    loaded = LoadedSchema(where, "", "", {"$defs": prepared.definitions}, "$defs")
+    try:
+        return build_types(loaded)
+    except Exception as exc:  # a schema the builder cannot take: that tool is untyped
+        notes.append(f"{where}: not typed ({type(exc).__name__}: {exc})")
+        return None
+
+
+def _any_alias(name: str) -> TypeDef:
+    from mcpgen.codegen.ir import AliasDef
+
+    return AliasDef(name, Prim("Any"), "", "untyped (Any): see the notes above")
+
+
+def _property(schema: Any, wire: str) -> dict[str, Any]:
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    prop = props.get(wire) if isinstance(props, dict) else None
+    return prop if isinstance(prop, dict) else {}
+
+
+def _argument(f: Field, prop: dict[str, Any]) -> Argument:
+    arg = Argument(f.py_name, f.wire_name, f.type, f.required and not f.is_const, description=f.description)
+    if f.is_const:
+        arg.default, arg.has_default = f.const_value, True
+    elif not f.required and "default" in prop and _default_fits(prop["default"], f.type):
+        arg.default, arg.has_default = prop["default"], True
+    return arg
+
+
+def _default_fits(value: Any, expr: TypeExpr) -> bool:
+    """Whether a schema's default can be the Python default of this type (else UNSET)."""
+    if isinstance(expr, Const):
+        return value in expr.values and type(value) in {type(v) for v in expr.values}
+    if not isinstance(expr, Prim):
+        return False
+    if isinstance(value, bool):
+        return expr.name == "bool"
+    if isinstance(value, str):
+        return expr.name == "str"
+    if isinstance(value, int):
+        return expr.name in ("int", "float")
+    return isinstance(value, float) and expr.name == "float"
+
+
+def _prompt_arguments(raw: Any) -> list[Argument]:
+    taken: set[str] = {"self"}
+    out = []
+    for arg in raw if isinstance(raw, list) else []:
+        if not isinstance(arg, dict) or not isinstance(arg.get("name"), str):
+            continue
+        py = _unique(naming.field_name(arg["name"]), taken)
+        taken.add(py)
+        out.append(
+            Argument(
+                py, arg["name"], Prim("str"), bool(arg.get("required")), None, False, _text(arg.get("description"))
+            )
+        )
+    return out
+
+
+def _template(resource: dict[str, Any], methods: set[str]) -> TemplateStub:
+    from mcpgen.runtime.server.uri_template import UriTemplate
+
+    uri = str(resource.get("uriTemplate", ""))
+    try:
+        variables: tuple[str, ...] = UriTemplate(uri).variables
+    except ValueError:
+        variables = ()
+    # Variables of a query or fragment expression ({?q}, {&q}, {#f}) may be left out.
+    optional = {v.split(":")[0].rstrip("*") for op in _OPTIONAL.findall(uri) for v in op.split(",")}
+    taken: set[str] = {"self"}
+    arguments = []
+    for var in variables:
+        py = _unique(naming.field_name(var), taken)
+        taken.add(py)
+        arguments.append(Argument(py, var, Prim("str"), var not in optional))
+    name = str(resource.get("name") or uri)
+    return TemplateStub(name, _method(name, "read_", methods), uri, _text(resource.get("description")), arguments)
+
+
+def _method(name: str, prefix: str, taken: set[str]) -> str:
+    py = prefix + (naming.snake(name) or "call")
+    if py[0].isdigit() or keyword.iskeyword(py) or keyword.issoftkeyword(py):
+        py = f"call_{py}"
+    py = _unique(py, taken, "_")
+    taken.add(py)
+    return py
+
+
+def _unique(name: str, taken: set[str], sep: str = "") -> str:
+    candidate, n = name, 2
+    while candidate in taken:
+        candidate, n = f"{name}{sep}{n}", n + 1
+    return candidate
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+__all__ = ["Description", "DescriptionError", "StubModel", "build_stubs", "description_from_json"]
