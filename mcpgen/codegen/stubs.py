@@ -56,7 +56,8 @@ class Description:
         }
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        # Keys keep the server's order (it is the order of the arguments); the sha256 sorts them.
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
 
     @property
     def sha256(self) -> str:
@@ -122,6 +123,8 @@ class ToolStub:
     output: str | None  # the structured result's type, None without an outputSchema
     output_is_struct: bool
     notes: list[str]
+    free_form: bool = False  # no properties, but extra keys allowed: takes an arguments dict
+    task: bool = False  # the tool runs only as a task (execution.taskSupport "required")
 
 
 @dataclass
@@ -228,8 +231,20 @@ def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[s
     for t in types.values():
         if isinstance(t, UnionDef) and not t.native and t.erased is None and not t.description:
             t.description = "untyped (Any): a union msgspec cannot tell apart by a tag"
+    raw = tool.get("inputSchema")
+    extra = raw.get("additionalProperties") if isinstance(raw, dict) else True
+    execution = tool.get("execution")
     return ToolStub(
-        name, method, _text(tool.get("description")), input_name, arguments, output_name, output_is_struct, notes
+        name,
+        method,
+        _text(tool.get("description")),
+        input_name,
+        arguments,
+        output_name,
+        output_is_struct,
+        notes,
+        free_form=input_name is None and extra not in (None, False, {}),
+        task=isinstance(execution, dict) and execution.get("taskSupport") == "required",
     )
 
 

@@ -61,7 +61,7 @@ def _environment() -> Any:
 
 
 def _tool_args(tool: ToolStub) -> str:
-    if tool.input is None:
+    if tool.free_form:
         return f"self, arguments: dict[str, {render.sym('Any')}] | None = None"
     ordered = sorted(tool.arguments, key=lambda a: not a.required)
     parts = ["self", "*"] if ordered else ["self"]
