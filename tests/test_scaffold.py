@@ -38,6 +38,7 @@ COMMON_FILES = {
     "README.md",
     "claude_desktop_config.json",
     "pyproject.toml",
+    "server.json",
     f"{PACKAGE}/__init__.py",
     f"{PACKAGE}/server.py",
     "tests/conftest.py",

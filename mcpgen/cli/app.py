@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mcpgen import schema as shipped
+from mcpgen.cli.registry import registry
 from mcpgen.cli.stubs import stubs
 from mcpgen.version import __version__
 
@@ -628,6 +629,7 @@ def install(
 
 
 command(stubs)  # mcpgen/cli/stubs.py
+app.add_typer(registry)  # mcpgen/cli/registry.py
 
 
 def main() -> None:

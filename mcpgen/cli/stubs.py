@@ -176,8 +176,8 @@ def stubs(
 
     Examples:
       mcpgen stubs "python server.py" -o weather_client.py
-      mcpgen stubs http://127.0.0.1:8000/mcp -o weather_client.py --save weather.json
-      mcpgen stubs weather.json -o weather_client.py --check
+      mcpgen stubs http://127.0.0.1:8000/mcp -o client.py --save weather.json
+      mcpgen stubs weather.json -o client.py --check
     """
     err = Console(stderr=True, soft_wrap=True)
     try:

@@ -36,6 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import quote, unquote
 
+from mcpgen.scaffold import registry
 from mcpgen.version import __version__
 
 __all__ = [
@@ -186,6 +187,10 @@ def render_project(
     project = {_output_path(path, package): _render(source, values) for path, source in templates.items()}
     project[PurePosixPath("claude_desktop_config.json")] = _json(claude)
     project[PurePosixPath(".vscode/mcp.json")] = _json(vscode)
+    # The registry entry, from the pyproject just rendered (as `mcpgen registry init` would).
+    listing = registry.parse_project(project[PurePosixPath("pyproject.toml")], "pyproject.toml")
+    project[PurePosixPath("server.json")] = registry.dumps(registry.server_json(listing))
+    project[PurePosixPath("README.md")] = registry.with_mcp_name(project[PurePosixPath("README.md")], listing.name)
     return project
 
 
