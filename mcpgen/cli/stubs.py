@@ -20,7 +20,6 @@ from rich.console import Console
 
 if TYPE_CHECKING:
     from mcpgen.codegen.stubs import Description
-    from mcpgen.runtime.client.client import Client
 
 # Header lines that may differ without the module being stale: the mcpgen version that
 # wrote it, and the command spelled as the user spelled it.
@@ -47,7 +46,7 @@ def is_saved(target: str) -> bool:
 async def describe(target: str, how: Connect, err: Console) -> Description:
     """The server's description: read from a JSON file, or asked of the server itself."""
     from mcpgen.cli.call import CallError, check_era, cli_auth, one_line, open_connection
-    from mcpgen.codegen.stubs import DescriptionError, description_from_json
+    from mcpgen.codegen.stubs import DescriptionError, describe_client, description_from_json
     from mcpgen.runtime.errors import McpError
 
     if is_saved(target):
@@ -65,33 +64,13 @@ async def describe(target: str, how: Connect, err: Console) -> Description:
         if signin is not None:
             signin.close()
     try:
-        return await _listing(connection.client)
+        return await describe_client(connection.client)
     except ConnectionError as exc:
         raise CallError(await connection.explain(exc)) from None
     except McpError as exc:
         raise CallError(f"the server answered with error {exc.code}: {one_line(exc.message)}") from None
     finally:
         await connection.client.close()
-
-
-async def _listing(client: Client) -> Description:
-    import msgspec
-
-    from mcpgen.codegen.stubs import Description
-
-    caps = client.session.peer_caps
-    info = client.initialize_result
-    description = Description(
-        name=info.server_info.name if info is not None else "server",
-        version=info.server_info.version if info is not None else "unknown",
-    )
-    if caps.has("tools"):
-        description.tools = [msgspec.to_builtins(t) for t in await client.list_tools()]
-    if caps.has("prompts"):
-        description.prompts = [msgspec.to_builtins(p) for p in await client.list_prompts()]
-    if caps.has("resources"):
-        description.resource_templates = [msgspec.to_builtins(r) for r in await client.list_resource_templates()]
-    return description
 
 
 def command_line(target: str, out: Path | None, class_name: str | None) -> str:

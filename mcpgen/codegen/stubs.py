@@ -20,13 +20,18 @@ import json
 import keyword
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from mcpgen.codegen import naming
 from mcpgen.codegen.build import build_types
 from mcpgen.codegen.ir import Const, Field, Model, Prim, StructDef, TypeDef, TypeExpr, UnionDef
 from mcpgen.codegen.loader import LoadedSchema
 from mcpgen.codegen.stubs_schema import prepare
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.client.client import Client
 
 _OPTIONAL = re.compile(r"\{[?&#]([^}]*)\}")
 DISCOVER_SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # where server/discover names the server
@@ -95,6 +100,23 @@ def description_from_json(data: Any) -> Description:
         prompts=lists["prompts"],
         resource_templates=lists["resourceTemplates"],
     )
+
+
+async def describe_client(client: Client) -> Description:
+    """The description of the server an open ``client`` is connected to: what it lists."""
+    info = client.initialize_result
+    description = Description(
+        name=info.server_info.name if info is not None else "server",
+        version=info.server_info.version if info is not None else "unknown",
+    )
+    caps = client.session.peer_caps
+    if caps.has("tools"):
+        description.tools = [msgspec.to_builtins(t) for t in await client.list_tools()]
+    if caps.has("prompts"):
+        description.prompts = [msgspec.to_builtins(p) for p in await client.list_prompts()]
+    if caps.has("resources"):
+        description.resource_templates = [msgspec.to_builtins(r) for r in await client.list_resource_templates()]
+    return description
 
 
 # ---------------------------------------------------------------- the model
@@ -351,4 +373,4 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-__all__ = ["Description", "DescriptionError", "StubModel", "build_stubs", "description_from_json"]
+__all__ = ["Description", "DescriptionError", "StubModel", "build_stubs", "describe_client", "description_from_json"]
