@@ -34,6 +34,7 @@ from mcpgen.generated import (
     TextResourceContents,
 )
 from mcpgen.runtime.client.tasks import TaskRequired
+from tests.http_server import demo_http
 from tests.test_interop import everything_command  # noqa: F401  (the session fixture)
 
 pytestmark = pytest.mark.anyio
@@ -334,6 +335,21 @@ def test_check_passes_on_the_same_server_and_names_a_change(tmp_path: Path) -> N
     ]
     assert f"{module} does not match sdk-peer 9.9.9: 6 change(s)" in " ".join(stale.stderr.split())
     assert (tmp_path / "sdk_client.py").read_text() == Path(module).read_text()  # --check wrote nothing
+
+
+@pytest.mark.slow  # an HTTP server and two generations: over four seconds
+async def test_stubs_over_http_in_both_eras_give_one_module(tmp_path: Path) -> None:
+    with demo_http() as url:
+        stateless = mcpgen("stubs", url, "-o", str(tmp_path / "demo_client.py"))
+        assert stateless.returncode == 0, stateless.stderr
+        handshake = mcpgen("stubs", url, "--era", "handshake", "-o", str(tmp_path / "demo_client.py"), "--check")
+        assert handshake.returncode == 0, handshake.stdout + handshake.stderr  # the same description
+        demo = load(tmp_path / "demo_client.py", "demo_client")
+        with anyio.fail_after(TIMEOUT):
+            async with demo.DemoClient(Client.http(url)) as server:
+                total = await server.add(a=2, b=3)
+                assert isinstance(total, demo.AddOutput) and msgspec.to_builtins(total) == {"result": 5}
+                assert (await server.echo(text="hi")).content == [TextContent(text="hi")]
 
 
 def test_stubs_cli_reports_bad_input_on_one_line(tmp_path: Path) -> None:
