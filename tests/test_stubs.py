@@ -19,8 +19,10 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
+from typer.testing import CliRunner, Result
 
 from mcpgen import Client
+from mcpgen.cli.app import app
 from mcpgen.codegen.stubs import Description, DescriptionError, build_stubs, description_from_json
 from mcpgen.codegen.stubs_render import drift, render_stubs
 from mcpgen.generated import (
@@ -46,6 +48,11 @@ TIMEOUT = 30.0
 
 def mcpgen(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mcpgen", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def cli(*args: str) -> Result:
+    """The CLI in-process (no interpreter start), for what needs no server."""
+    return CliRunner().invoke(app, list(args))
 
 
 def load(path: Path, name: str) -> ModuleType:
@@ -127,6 +134,33 @@ CONSTRUCTS: dict[str, Any] = {
 }
 
 
+_LOCAL = {"type": "string"}
+_TOOL_RESULT = {"ToolResult": {"type": "object", "properties": {"a": {"type": "string"}}}}
+# Tool, prompt and argument names that are not Python names, or clash with the module's own.
+NAMES: dict[str, Any] = {
+    "server": {"name": "3d/0-x", "version": "1"},
+    "tools": [
+        {
+            "name": "get-weather",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"arguments": _LOCAL, "result": {"type": "integer"}, "self": _LOCAL, "uri": _LOCAL},
+                "required": ["arguments"],
+            },
+        },
+        {"name": "get_weather", "inputSchema": {"type": "object", "properties": {"x": _LOCAL}}},
+        {"name": "class", "inputSchema": {"type": "object", "properties": {"import": _LOCAL}}},
+        {
+            "name": "call",
+            "inputSchema": {"$defs": _TOOL_RESULT, "properties": {"x": {"$ref": "#/$defs/ToolResult"}}},
+        },
+        {"name": "3d", "inputSchema": {"type": "object"}},
+    ],
+    "prompts": [{"name": "class", "arguments": [{"name": "self"}, {"name": "for", "required": True}]}],
+    "resourceTemplates": [{"name": "import", "uriTemplate": "x://{arguments}/{self}"}],
+}
+
+
 # ---------------------------------------------------------------- descriptions
 
 
@@ -196,6 +230,31 @@ def test_constructs_are_typed_and_the_rest_is_any_with_a_comment(tmp_path: Path)
     assert "async def read_shape(self, *, id: str, format: str | None = None) -> ReadResourceResult:" in text
     output = msgspec.convert({"area": 2.5, "points": [{"x": 1}]}, shapes.DrawOutput)
     assert (output.area, output.points) == (2.5, [{"x": 1}])
+
+
+def test_names_from_any_tool_name_are_python_and_never_clash(tmp_path: Path) -> None:
+    description = description_from_json(NAMES)
+    path = tmp_path / "weird_client.py"
+    path.write_text(render_stubs(build_stubs(description), "x"))
+    weird = load(path, "weird_client")
+    assert weird.TOOLS == {
+        "3d": "call_3d",
+        "call": "call",
+        "class": "call_class",
+        "get-weather": "get_weather",
+        "get_weather": "get_weather_2",
+    }
+    assert weird.PROMPTS == {"class": "prompt_class"} and weird.RESOURCE_TEMPLATES == {
+        "x://{arguments}/{self}": "read_import"
+    }
+    text = path.read_text()
+    assert "class CallToolResult2(Struct" in text  # a $defs name never hides an import
+    assert "async def read_import(self, *, arguments_: str, self_: str) -> ReadResourceResult:" in text
+    assert "async def prompt_class(self, *, for_: str, self_: str | None = None) -> GetPromptResult:" in text
+    # The wire keeps its names.
+    args = weird.GetWeatherInput(arguments_="a", result_=1, self_="s", uri_="u")
+    assert msgspec.to_builtins(args) == {"arguments": "a", "result": 1, "self": "s", "uri": "u"}
+    assert hasattr(weird, "Server0XClient")
 
 
 def test_drift_names_what_a_caller_meets() -> None:
@@ -282,7 +341,7 @@ async def test_stubs_of_an_sdk_server_call_every_tool_prompt_and_template(tmp_pa
     saved = json.loads((tmp_path / "sdk.json").read_text())
     assert saved["server"] == {"name": "sdk-peer", "version": "9.9.9"}
     # The saved description gives the same module, byte for byte.
-    again = mcpgen("stubs", str(tmp_path / "sdk.json"))
+    again = mcpgen("stubs", str(tmp_path / "sdk.json"))  # a subprocess: the CLI runs its own event loop
     assert (
         again.returncode == 0
         and again.stdout.split("\n", 3)[3] == (tmp_path / "sdk_client.py").read_text().split("\n", 3)[3]
@@ -293,15 +352,15 @@ def test_check_on_saved_descriptions(tmp_path: Path) -> None:
     saved = tmp_path / "shapes.json"
     saved.write_text(json.dumps(CONSTRUCTS))
     module = tmp_path / "shapes_client.py"
-    assert mcpgen("stubs", str(saved), "-o", str(module)).returncode == 0
-    same = mcpgen("stubs", str(saved), "-o", str(module), "--check")
-    assert same.returncode == 0 and "up to date with io.example/shapes 2.0.0" in same.stdout
+    assert cli("stubs", str(saved), "-o", str(module)).exit_code == 0
+    same = cli("stubs", str(saved), "-o", str(module), "--check")
+    assert same.exit_code == 0 and "up to date with io.example/shapes 2.0.0" in same.stdout
     changed = json.loads(json.dumps(CONSTRUCTS))
     changed["tools"][0]["description"] = "Draw a shape, faster."
     saved.write_text(json.dumps(changed))
-    stale = mcpgen("stubs", str(saved), "-o", str(module), "--check")
+    stale = cli("stubs", str(saved), "-o", str(module), "--check")
     # No signature changed, only the text: the diff shows it.
-    assert stale.returncode == 1 and stale.stdout.startswith("no signature changed; the text did:")
+    assert stale.exit_code == 1 and stale.stdout.startswith("no signature changed; the text did:")
     assert '-        """Draw a shape.' in stale.stdout and '+        """Draw a shape, faster.' in stale.stdout
 
 
@@ -355,10 +414,10 @@ async def test_stubs_over_http_in_both_eras_give_one_module(tmp_path: Path) -> N
 def test_stubs_cli_reports_bad_input_on_one_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"hello": 1}')
-    done = mcpgen("stubs", str(bad))
-    assert done.returncode == 2 and "not a server description" in done.stderr and "Traceback" not in done.stderr
-    done = mcpgen("stubs", str(bad), "--check")
-    assert done.returncode == 2 and "--check needs the module to check" in done.stderr
+    done = cli("stubs", str(bad))
+    assert done.exit_code == 2 and "not a server description" in done.stderr and "Traceback" not in done.stderr
+    done = cli("stubs", str(bad), "--check")
+    assert done.exit_code == 2 and "--check needs the module to check" in done.stderr
     gone = mcpgen("stubs", f"{sys.executable} -c 'import sys; sys.exit(3)'", "-o", str(tmp_path / "x.py"))
     assert gone.returncode == 2 and "cannot connect" in gone.stderr
     assert not (tmp_path / "x.py").exists()
@@ -426,6 +485,7 @@ async def test_stubs_of_server_everything(tmp_path: Path, everything_command: li
 @pytest.mark.slow
 def test_generated_modules_pass_mypy_strict(tmp_path: Path, everything_command: list[str]) -> None:  # noqa: F811
     (tmp_path / "constructs.py").write_text(render_stubs(build_stubs(description_from_json(CONSTRUCTS)), "x"))
+    (tmp_path / "names.py").write_text(render_stubs(build_stubs(description_from_json(NAMES)), "x"))
     everything = mcpgen("stubs", " ".join(everything_command), "-o", str(tmp_path / "everything_client.py"))
     assert everything.returncode == 0, everything.stderr
     assert sdk_stubs(tmp_path).returncode == 0
@@ -435,7 +495,7 @@ def test_generated_modules_pass_mypy_strict(tmp_path: Path, everything_command: 
         "    forecast: ForecastOutput = await server.forecast(city='Oslo', days=2)\n"
         "    return forecast.celsius\n"
     )
-    files = ["constructs.py", "everything_client.py", "sdk_client.py", "use.py"]
+    files = ["constructs.py", "names.py", "everything_client.py", "sdk_client.py", "use.py"]
     checked = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", *files],
         capture_output=True,

@@ -216,7 +216,7 @@ def _stubs(
             sys.stdout.write(stale.diff)
         err.print(
             f"[bold red]error:[/] {out} does not match {description.name} {description.version}: "
-            f"{len(stale.changes) or 'text'} change(s); run `{command}`",
+            f"{f'{len(stale.changes)} change(s)' if stale.changes else 'its text changed'}; run `{command}`",
             highlight=False,
         )
         raise typer.Exit(1)

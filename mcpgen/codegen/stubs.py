@@ -37,6 +37,15 @@ _OPTIONAL = re.compile(r"\{[?&#]([^}]*)\}")
 DISCOVER_SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # where server/discover names the server
 # Attributes of the generated class a tool's method must not take.
 _RESERVED = frozenset({"client", "self", "call_tool", "get_prompt", "read_resource"})
+# Names a generated method uses itself (its parameter ``self``, its locals): an argument of
+# the same name gets a trailing underscore (the wire name stays).
+_LOCALS = frozenset({"self", "arguments", "result", "uri"})
+# Names the generated module defines or imports besides the types: no type may take one.
+_MODULE_NAMES = frozenset(
+    {"Struct", "Client", "CallToolResult", "TextContent", "GetPromptResult", "ReadResourceResult", "UriTemplate"}
+    | {"ToolCallFailed", "SERVER_NAME", "SERVER_VERSION", "DESCRIPTION_SHA256", "TOOLS", "PROMPTS"}
+    | {"RESOURCE_TEMPLATES", "convert", "to_builtins"}
+)
 
 
 class DescriptionError(Exception):
@@ -190,9 +199,8 @@ def build_stubs(description: Description, class_name: str | None = None) -> Stub
     tools = []
     for tool in sorted(description.tools, key=lambda t: str(t.get("name"))):
         name = str(tool.get("name", ""))
-        base = _unique(naming.pascal(name) or "Tool", bases)
-        if base[0].isdigit():
-            base = f"Tool{base}"
+        base = naming.pascal(name) or "Tool"
+        base = _unique(f"Tool{base}" if base[0].isdigit() else base, bases)
         bases.add(base)
         tools.append(_tool(tool, name, base, _method(name, "", methods), types))
     prompts = [
@@ -209,12 +217,18 @@ def build_stubs(description: Description, class_name: str | None = None) -> Stub
     ]
     return StubModel(
         description=description,
-        class_name=class_name or f"{naming.pascal(description.name.rsplit('/', 1)[-1]) or 'Server'}Client",
+        class_name=class_name or _unique(_class_name(description.name), set(types) | _MODULE_NAMES),
         types=dict(sorted(types.items())),
         tools=tools,
         prompts=prompts,
         templates=templates,
     )
+
+
+def _class_name(server: str) -> str:
+    """``io.github.alice/weather-tools`` -> ``WeatherToolsClient``."""
+    base = naming.pascal(server.rsplit("/", 1)[-1]) or "Server"
+    return f"{'Server' if base[0].isdigit() else ''}{base}Client"
 
 
 def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[str, TypeDef]) -> ToolStub:
@@ -233,9 +247,11 @@ def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[s
         if isinstance(root, StructDef):
             input_name = root.name
             root.description = root.description or f"The arguments of tool {name}."
+            taken = {f.py_name for f in root.fields}
             for f in root.fields:
-                if f.py_name == "self":
-                    f.py_name = "self_"
+                if f.py_name in _LOCALS:
+                    f.py_name = _unique(f"{f.py_name}_", taken, "_")
+                    taken.add(f.py_name)
             arguments = [_argument(f, _property(schema, f.wire_name)) for f in root.fields]
         else:
             types.pop(f"{base}Input", None)
@@ -271,7 +287,7 @@ def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[s
 
 
 def _build(schema: Any, root: str, prefix: str, notes: list[str], where: str) -> Model | None:
-    prepared = prepare(schema, root, prefix)
+    prepared = prepare(schema, root, prefix, _MODULE_NAMES)
     notes.extend(f"{where} {note}" for note in prepared.notes)
     loaded = LoadedSchema(where, "", "", {"$defs": prepared.definitions}, "$defs")
     try:
@@ -318,12 +334,12 @@ def _default_fits(value: Any, expr: TypeExpr) -> bool:
 
 
 def _prompt_arguments(raw: Any) -> list[Argument]:
-    taken: set[str] = {"self"}
+    taken: set[str] = set()
     out = []
     for arg in raw if isinstance(raw, list) else []:
         if not isinstance(arg, dict) or not isinstance(arg.get("name"), str):
             continue
-        py = _unique(naming.field_name(arg["name"]), taken)
+        py = _unique(_not_local(naming.field_name(arg["name"])), taken, "_")
         taken.add(py)
         out.append(
             Argument(
@@ -343,10 +359,10 @@ def _template(resource: dict[str, Any], methods: set[str]) -> TemplateStub:
         variables = ()
     # Variables of a query or fragment expression ({?q}, {&q}, {#f}) may be left out.
     optional = {v.split(":")[0].rstrip("*") for op in _OPTIONAL.findall(uri) for v in op.split(",")}
-    taken: set[str] = {"self"}
+    taken: set[str] = set()
     arguments = []
     for var in variables:
-        py = _unique(naming.field_name(var), taken)
+        py = _unique(_not_local(naming.field_name(var)), taken, "_")
         taken.add(py)
         arguments.append(Argument(py, var, Prim("str"), var not in optional))
     name = str(resource.get("name") or uri)
@@ -360,6 +376,10 @@ def _method(name: str, prefix: str, taken: set[str]) -> str:
     py = _unique(py, taken, "_")
     taken.add(py)
     return py
+
+
+def _not_local(name: str) -> str:
+    return f"{name}_" if name in _LOCALS else name
 
 
 def _unique(name: str, taken: set[str], sep: str = "") -> str:

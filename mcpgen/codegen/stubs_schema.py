@@ -35,9 +35,9 @@ class Prepared:
     notes: list[str] = field(default_factory=list)  # "pointer: what was left untyped"
 
 
-def prepare(schema: Any, root: str, prefix: str) -> Prepared:
+def prepare(schema: Any, root: str, prefix: str, reserved: frozenset[str] = frozenset()) -> Prepared:
     """``schema`` as definitions of a bundle: itself under ``root``, its ``$defs`` (or
-    ``definitions``) under ``prefix + PascalName``."""
+    ``definitions``) under ``prefix + PascalName`` (never one of the ``reserved`` names)."""
     prepared = Prepared(root, {})
     local: dict[str, str] = {}
     if isinstance(schema, dict):
@@ -46,7 +46,7 @@ def prepare(schema: Any, root: str, prefix: str) -> Prepared:
             if isinstance(defs, dict):
                 for name in sorted(defs):
                     local[f"#/{key}/{pointer_escape(name)}"] = _unique(
-                        f"{prefix}{naming.pascal(name) or 'Def'}", set(local.values()) | {root}
+                        f"{prefix}{naming.pascal(name) or 'Def'}", set(local.values()) | {root} | reserved
                     )
     refs = {"#": root, **local}
     cleaner = _Cleaner(refs, prepared.notes)
