@@ -127,6 +127,40 @@ CONSTRUCTS: dict[str, Any] = {
             },
         },
         {"name": "reset", "inputSchema": {"type": "object", "properties": {}}},
+        # Results that are not one struct: a tagged union, a map, an untagged union.
+        {
+            "name": "measure",
+            "inputSchema": {"type": "object"},
+            "outputSchema": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "properties": {"unit": {"const": "cm"}, "cm": {"type": "number"}},
+                        "required": ["unit"],
+                    },
+                    {
+                        "type": "object",
+                        "properties": {"unit": {"const": "in"}, "inches": {"type": "number"}},
+                        "required": ["unit"],
+                    },
+                ]
+            },
+        },
+        {
+            "name": "counts",
+            "inputSchema": {"type": "object"},
+            "outputSchema": {"type": "object", "additionalProperties": {"type": "integer"}},
+        },
+        {
+            "name": "pick",
+            "inputSchema": {"type": "object"},
+            "outputSchema": {
+                "anyOf": [
+                    {"type": "object", "properties": {"a": {"type": "string"}}},
+                    {"type": "object", "properties": {"b": {"type": "integer"}}},
+                ]
+            },
+        },
         {"name": "raw", "inputSchema": {"type": "object", "additionalProperties": True}},
     ],
     "prompts": [{"name": "explain", "arguments": [{"name": "topic", "required": True}, {"name": "depth"}]}],
@@ -221,7 +255,18 @@ def test_constructs_are_typed_and_the_rest_is_any_with_a_comment(tmp_path: Path)
         "never": {"anything": True},
         "class": "big",
     }
-    assert shapes.TOOLS == {"draw": "draw", "raw": "raw", "reset": "reset"}
+    assert shapes.TOOLS == {
+        "counts": "counts",
+        "draw": "draw",
+        "measure": "measure",
+        "pick": "pick",
+        "raw": "raw",
+        "reset": "reset",
+    }
+    assert "async def measure(self) -> MeasureOutput:" in text and "async def pick(self) -> PickOutput:" in text
+    assert isinstance(msgspec.convert({"unit": "in", "inches": 2}, shapes.MeasureOutput), shapes.MeasureOutputIn)
+    assert msgspec.convert({"a": 1}, shapes.CountsOutput) == {"a": 1}
+    assert "PickOutput: TypeAlias = Any" in text
     assert shapes.PROMPTS == {"explain": "prompt_explain"}
     assert shapes.RESOURCE_TEMPLATES == {"shapes://{id}{?format}": "read_shape"}
     assert 'color: Literal["red", "green"] = "red"' in text  # the schema's default

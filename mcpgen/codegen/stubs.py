@@ -152,7 +152,6 @@ class ToolStub:
     input: str | None  # the arguments struct, None when the schema has no properties
     arguments: list[Argument]
     output: str | None  # the structured result's type, None without an outputSchema
-    output_is_struct: bool
     notes: list[str]
     free_form: bool = False  # no properties, but extra keys allowed: takes an arguments dict
     task: bool = False  # the tool runs only as a task (execution.taskSupport "required")
@@ -256,7 +255,6 @@ def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[s
         else:
             types.pop(f"{base}Input", None)
     output_name: str | None = None
-    output_is_struct = False
     if "outputSchema" in tool:
         built = _build(tool["outputSchema"], f"{base}Output", f"{base}Output", notes, f"tool {name} outputSchema")
         if built is None:
@@ -264,7 +262,6 @@ def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[s
         else:
             types.update(built.types)
         output_name = f"{base}Output"
-        output_is_struct = isinstance(types[output_name], StructDef)
         types[output_name].description = types[output_name].description or f"The structured result of tool {name}."
     for t in types.values():
         if isinstance(t, UnionDef) and not t.native and t.erased is None and not t.description:
@@ -279,7 +276,6 @@ def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[s
         input_name,
         arguments,
         output_name,
-        output_is_struct,
         notes,
         free_form=input_name is None and extra not in (None, False, {}),
         task=isinstance(execution, dict) and execution.get("taskSupport") == "required",

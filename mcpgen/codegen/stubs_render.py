@@ -124,12 +124,11 @@ def shape_of(source: str) -> Shape:
     shape = Shape()
     tree = ast.parse(source)
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if name in _KINDS:
-                shape.kinds[_KINDS[name]] = ast.literal_eval(node.value)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            shape.aliases[node.target.id] = ast.unparse(node.value)
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            if node.target.id in _KINDS:
+                shape.kinds[_KINDS[node.target.id]] = ast.literal_eval(node.value)
+            else:
+                shape.aliases[node.target.id] = ast.unparse(node.value)
         elif isinstance(node, ast.ClassDef):
             if any(isinstance(b, ast.Name) and b.id == "Struct" for b in node.bases):
                 shape.structs[node.name] = {
