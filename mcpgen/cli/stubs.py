@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 if TYPE_CHECKING:
     from mcpgen.codegen.stubs import Description
@@ -174,14 +175,20 @@ def stubs(
     except Exception as exc:
         if debug:
             raise
-        from mcpgen.cli.call import CallError
-        from mcpgen.codegen.render import FormatError
-
-        message = (
-            str(exc) if isinstance(exc, (_Failed, CallError, OSError, FormatError)) else f"{type(exc).__name__}: {exc}"
-        )
-        err.print(f"[bold red]error:[/] {message}", highlight=False)
+        err.print(f"[bold red]error:[/] {escape(_message(exc))}", highlight=False)
         raise typer.Exit(2) from None
+
+
+def _message(exc: Exception) -> str:
+    """One line for an error; our own kinds say it themselves."""
+    if isinstance(exc, ModuleNotFoundError):
+        return f"mcpgen stubs needs the codegen extra ({exc.name} is missing): pip install 'mcpgen[codegen]'"
+    from mcpgen.cli.call import CallError
+    from mcpgen.codegen.render import FormatError
+
+    if isinstance(exc, (_Failed, CallError, OSError, FormatError)):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _stubs(
@@ -215,8 +222,11 @@ def _stubs(
         if not stale.changes:
             sys.stdout.write(stale.diff)
         err.print(
-            f"[bold red]error:[/] {out} does not match {description.name} {description.version}: "
-            f"{f'{len(stale.changes)} change(s)' if stale.changes else 'its text changed'}; run `{command}`",
+            "[bold red]error:[/] "
+            + escape(
+                f"{out} does not match {description.name} {description.version}: "
+                f"{f'{len(stale.changes)} change(s)' if stale.changes else 'its text changed'}; run `{command}`"
+            ),
             highlight=False,
         )
         raise typer.Exit(1)
