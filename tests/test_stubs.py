@@ -35,7 +35,6 @@ from mcpgen.generated import (
     TextContent,
     TextResourceContents,
 )
-from mcpgen.runtime.client.tasks import TaskRequired
 from tests.http_server import demo_http
 from tests.test_interop import (
     everything_command,  # noqa: F401  (the session fixture)
@@ -509,14 +508,11 @@ async def test_stubs_of_server_everything(tmp_path: Path, everything_command: li
             assert any(isinstance(block, ImageContent) for block in (await call("get-tiny-image")).content)
             gz = await call("gzip-file-as-resource", data=data, name="hello.txt.gz")
             assert gz.is_error is not True and gz.content
-            # The task-only tool: the typed method asks for a task (task=True). A Client with
-            # the 2025-11-25 tasks (main's be10639, tasks_offered) runs it; one without says so.
-            if hasattr(client, "tasks_offered"):
-                report = await call("simulate-research-query", topic="mcp")
-                assert "Research Report: mcp" in " ".join(b.text for b in report.content if hasattr(b, "text"))
-            else:
-                with pytest.raises(TaskRequired, match="runs only as a task"):
-                    await call("simulate-research-query", topic="mcp")
+            # The task-only tool: the typed method asks for a task (task=True), which the
+            # client runs as a 2025-11-25 task.
+            assert client.tasks_offered
+            report = await call("simulate-research-query", topic="mcp")
+            assert "Research Report: mcp" in " ".join(b.text for b in report.content if hasattr(b, "text"))
             assert "Started" in " ".join(b.text for b in (await call("toggle-simulated-logging")).content)
             assert "Stopped" in " ".join(b.text for b in (await call("toggle-simulated-logging")).content)
             assert "Started" in " ".join(b.text for b in (await call("toggle-subscriber-updates")).content)
