@@ -39,8 +39,8 @@ with atheris.instrument_imports(include=["mcpgen"]):
     import mcpgen.runtime.server.server  # noqa: F401
     import mcpgen.runtime.server.session  # noqa: F401
     import mcpgen.runtime.server.signature  # noqa: F401
-    import mcpgen.runtime.server.uri_template  # noqa: F401
     import mcpgen.runtime.shared.jsonschema  # noqa: F401
+    import mcpgen.runtime.shared.uri_template  # noqa: F401
 
 from msgspec import UNSET  # noqa: E402
 

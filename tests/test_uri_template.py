@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgen.runtime.server import uri_template
-from mcpgen.runtime.server.uri_template import UriTemplate, UriTemplateError
+from mcpgen.runtime.shared import uri_template
+from mcpgen.runtime.shared.uri_template import UriTemplate, UriTemplateError
 
 # Variables from RFC 6570 sections 1.2 and 3.2.
 VALUES: dict[str, object] = {

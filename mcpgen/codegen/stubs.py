@@ -346,7 +346,7 @@ def _prompt_arguments(raw: Any) -> list[Argument]:
 
 
 def _template(resource: dict[str, Any], methods: set[str]) -> TemplateStub:
-    from mcpgen.runtime.server.uri_template import UriTemplate
+    from mcpgen.runtime.shared.uri_template import UriTemplate
 
     uri = str(resource.get("uriTemplate", ""))
     try:

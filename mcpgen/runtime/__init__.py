@@ -10,7 +10,7 @@ holds all of it::
     transports/  stores/        stdio, SSE, ASGI, HTTP/1.1, Streamable HTTP client;
                                 event, task, session stores (memory, Redis): independent
         shared/                 what both sides use: _meta keys and extension ids (meta),
-                                the handshake, HTTP header rules, JSON Schema, files, skills
+                                the handshake, HTTP header rules, JSON Schema, URI templates, files, skills
         jsonrpc/                the era-neutral engine: framing, Session, Transport
     errors.py  versions.py  extras.py      error codes; the one module that orders
                                            protocol versions; optional dependencies

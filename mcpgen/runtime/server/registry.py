@@ -21,7 +21,7 @@ from mcpgen.runtime.shared.files import guess_mime, read_file, resolve_within
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server.tasks import TaskStart, TaskSupport
-    from mcpgen.runtime.server.uri_template import UriTemplate
+    from mcpgen.runtime.shared.uri_template import UriTemplate
 
 log = logging.getLogger("mcpgen")
 
@@ -105,7 +105,7 @@ def split_first(first: Any, decorator: str, what: str, *, optional: bool = True)
 def compile_template(text: str) -> UriTemplate:
     # Imported on first use: compiling the template matcher's tables is a noticeable part of
     # a cold start, and a server without resource templates never needs them.
-    from mcpgen.runtime.server.uri_template import UriTemplate
+    from mcpgen.runtime.shared.uri_template import UriTemplate
 
     return UriTemplate(text)
 
