@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -35,6 +36,7 @@ from mcpgen.runtime.client.tasks import (
     TaskHandle,
     TaskStatus,
     TaskTimeout,
+    answered_at_once,
     poll_delay,
 )
 from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
@@ -186,7 +188,7 @@ async def open_handshake_task(
     finish: Finish,
     on_status: StatusCallback | None = None,
     request_timeout: float | None = None,
-    release: Any = None,
+    release: Callable[[], None] | None = None,
 ) -> TaskHandle:
     """The handle of a task-augmented ``tools/call`` answered with ``raw``: a task, or the
     result itself when the server ran the call at once (a handle already done)."""
@@ -195,14 +197,7 @@ async def open_handshake_task(
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise InvalidResult(f"tools/call: not a result: {exc}") from None
     if not isinstance(created.task, dict):
-        try:
-            result = msgspec.json.decode(raw, type=CallToolResult)
-        except msgspec.ValidationError as exc:
-            raise McpError(INTERNAL_ERROR, f"Invalid result from peer: {exc}") from None
-        if release is not None:
-            release()
-        done = TaskStatus(task_id="", status="completed", result=finish(result))
-        return TaskHandle(session, tool, done, request_timeout=request_timeout)
+        return answered_at_once(session, tool, raw, CallToolResult, finish, request_timeout, release)
     first = _status(msgspec.convert(created.task, _Task), "tools/call")
     handle = HandshakeTaskHandle(
         session, tool, first, finish=finish, on_status=on_status, request_timeout=request_timeout, release=release

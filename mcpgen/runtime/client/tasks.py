@@ -224,14 +224,7 @@ async def open_task(
     """The handle of a ``tools/call`` answered with ``raw``: a task, or (the server chose
     to answer at once) the result itself, in a handle that is already done."""
     if head_decoder.decode(raw).result_type != "task":
-        try:
-            result = msgspec.json.decode(raw, type=StatelessCallToolResult)
-        except msgspec.ValidationError as exc:
-            raise McpError(INTERNAL_ERROR, f"Invalid result from peer: {exc}") from None
-        if release is not None:
-            release()
-        done = TaskStatus(task_id="", status="completed", result=finish(result))
-        return TaskHandle(session, tool, done, request_timeout=request_timeout)
+        return answered_at_once(session, tool, raw, StatelessCallToolResult, finish, request_timeout, release)
     seed, state = read_status(raw, "tools/call", seed=True)
     handle = TaskHandle(
         session, tool, seed, state, finish=finish, on_status=on_status, request_timeout=request_timeout, release=release
@@ -240,6 +233,27 @@ async def open_task(
     if seed.status != "working":  # its details (result, error, questions) come from tasks/get
         await handle.status()
     return handle
+
+
+def answered_at_once(
+    session: ClientSession,
+    tool: str,
+    raw: msgspec.Raw,
+    kind: type[CallToolResult],
+    finish: Finish,
+    request_timeout: float | None,
+    release: Callable[[], None] | None,
+) -> TaskHandle:
+    """A handle already done: the server answered the task-augmented call with the result
+    itself (``raw``, decoded as ``kind``), as it may."""
+    try:
+        result = msgspec.json.decode(raw, type=kind)
+    except msgspec.ValidationError as exc:
+        raise McpError(INTERNAL_ERROR, f"Invalid result from peer: {exc}") from None
+    if release is not None:
+        release()
+    done = TaskStatus(task_id="", status="completed", result=finish(result))
+    return TaskHandle(session, tool, done, request_timeout=request_timeout)
 
 
 def watch_progress(session: ClientSession, on_progress: ProgressCallback) -> tuple[str, Callable[[], None]]:
