@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("mcpgen.runtime.shared",),
     ("mcpgen.runtime.transports", "mcpgen.runtime.stores"),
     ("mcpgen.runtime.auth",),
+    ("mcpgen.runtime.middleware",),  # request middleware and tracing: both sides build on it
     ("mcpgen.runtime.server", "mcpgen.runtime.client"),
     ("mcpgen.codegen", "mcpgen.scaffold", "mcpgen.testing"),
     ("mcpgen.cli",),

@@ -100,6 +100,7 @@ if TYPE_CHECKING:
     import httpx
 
     from mcpgen.runtime.client.apps import Interface, UiTool
+    from mcpgen.runtime.middleware.chain import Chain, Middleware, RequestHook
 
 
 log = logging.getLogger("mcpgen")
@@ -183,6 +184,7 @@ class Client:
         probe_timeout: float = 3.0,
         apps: bool = False,
         extensions: dict[str, dict[str, Any]] | None = None,
+        middleware: Sequence[Middleware | RequestHook] | None = None,
     ) -> None:
         """``apps=True`` declares MCP Apps (``io.modelcontextprotocol/ui`` with HTML
         interfaces: this client is a host that renders them); ``extensions`` declares any
@@ -221,6 +223,12 @@ class Client:
             from mcpgen.runtime.shared.meta import UI_EXTENSION
 
             self.extensions[UI_EXTENSION] = UI_SETTINGS
+        # Every outgoing request passes through these, outermost first (None: no chain, no import).
+        self.middleware_chain: Chain | None = None
+        if middleware:
+            from mcpgen.runtime.middleware.chain import Chain
+
+            self.middleware_chain = Chain(middleware)
 
     @classmethod
     def stdio(
@@ -313,6 +321,7 @@ class Client:
     async def open(self) -> InitializeResult:
         transport = await self._open_transport()
         session = ClientSession(transport, _Handlers(self), request_timeout=self.request_timeout)
+        session.middleware_chain = self.middleware_chain
         if self.on_notification is not None:
             session.add_notification_listener(self.on_notification)
         session.add_notification_listener(self._to_listeners)

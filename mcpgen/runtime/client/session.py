@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
-from typing import Any, Literal, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -56,6 +56,9 @@ from mcpgen.runtime.shared.handshake import HandshakeSession
 from mcpgen.runtime.shared.meta import META_SUBSCRIPTION
 from mcpgen.runtime.versions import HANDSHAKE, LATEST, LATEST_STATELESS, STATELESS, era_of
 
+if TYPE_CHECKING:
+    from mcpgen.runtime.middleware.chain import Call, Chain
+
 log = logging.getLogger("mcpgen")
 T = TypeVar("T")
 EraMode = Literal["auto", "handshake", "stateless"]
@@ -82,6 +85,8 @@ class ClientSession(HandshakeSession, ClientCalls):
     # Whether the handshake era was chosen only because the probe went unanswered in time
     # (a weak verdict: a busy modern server looks the same, so it is not kept).
     probe_timed_out = False
+    # The middleware every outgoing request goes through (Client(middleware=...)); None: none.
+    middleware_chain: Chain | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -261,12 +266,49 @@ class ClientSession(HandshakeSession, ClientCalls):
         questions, or once in another version after a -32022 answer.
 
         Not itself a coroutine function: it hands back the coroutine of the era's path (the
-        engine's own in the handshake era), one coroutine less on every request."""
+        engine's own in the handshake era), one coroutine less on every request. With
+        middleware (``middleware_chain``), the request goes through them first."""
+        if self.middleware_chain is not None:
+            return self._through_middleware(method, params, result_type, timeout, on_progress, related, fresh)
         if self.modern is None:
             return super().send_request(
                 method, params, result_type, timeout=timeout, on_progress=on_progress, related=related
             )
         return self._send_stateless(method, params, result_type, timeout, on_progress, related, fresh)
+
+    async def _through_middleware(
+        self,
+        method: str,
+        params: Any,
+        result_type: type[T],
+        timeout: float | None | UnsetType,
+        on_progress: ProgressCallback | None,
+        related: RequestId | UnsetType,
+        fresh: bool,
+    ) -> T:
+        from mcpgen.runtime.middleware.chain import client_call
+
+        assert self.middleware_chain is not None
+
+        def last(call: Call) -> Awaitable[T]:
+            if self.modern is None:
+                return super(ClientSession, self).send_request(
+                    call.method, call.params, result_type, timeout=timeout, on_progress=on_progress, related=related
+                )
+            return self._send_stateless(call.method, call.params, result_type, timeout, on_progress, related, fresh)
+
+        result: T = await self.middleware_chain.run(client_call(self, method, params), last)
+        return result
+
+    async def send_notification(self, method: str, params: Any, *, related: RequestId | UnsetType = UNSET) -> None:
+        chain = self.middleware_chain
+        if chain is not None and chain.notes:
+            from mcpgen.runtime.middleware.chain import Notification
+
+            transport = getattr(self, "transport", None)
+            session_id = getattr(transport, "session_id", None)
+            await chain.notify(Notification("client", method, params, self.protocol_version, session_id))
+        await super().send_notification(method, params, related=related)
 
     async def _send_stateless(
         self,

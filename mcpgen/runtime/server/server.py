@@ -113,6 +113,7 @@ if TYPE_CHECKING:
     from mcpgen.protocol.ext_apps import McpUiResourceCsp, McpUiResourcePermissions
     from mcpgen.runtime.auth.bearer import BearerAuth
     from mcpgen.runtime.server.apps import HtmlSource, Visibility
+    from mcpgen.runtime.middleware.chain import Chain, Middleware, RequestHook
     from mcpgen.runtime.server.http_server import McpHttpApp
     from mcpgen.runtime.server.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
     from mcpgen.runtime.server.stateless import StatelessServer
@@ -121,6 +122,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpgen")
 F = TypeVar("F", bound=Callable[..., Any])
+M = TypeVar("M", bound="Middleware | RequestHook")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 # Return types sent as content, not structured output: text, bytes and content blocks.
 _CONTENT_TYPES: tuple[type, ...] = (
@@ -168,6 +170,7 @@ class Server:
         list_cache: dict[str, CacheHint] | None = None,
         auth: BearerAuth | None = None,
         task_store: TaskStore | None = None,
+        middleware: Sequence[Middleware | RequestHook] | None = None,
     ) -> None:
         """``request_timeout`` bounds our requests to the client (sampling, elicitation);
         ``handler_timeout`` bounds each handler (-32603 when exceeded; a handler in a
@@ -185,7 +188,10 @@ class Server:
         ``"private"``), ``list_cache`` overrides it per method (``"tools/list"``,
         ``"server/discover"``, ...), and a resource may carry its own; ``task_store`` keeps
         the tasks of task-capable tools (default: in this process; see
-        :mod:`mcpgen.runtime.server.tasks`)."""
+        :mod:`mcpgen.runtime.server.tasks`).
+
+        ``middleware`` wraps every request (outermost first; see :meth:`middleware` and
+        :mod:`mcpgen.runtime.middleware`)."""
         self.info = Implementation(
             name=name,
             version=version,
@@ -230,8 +236,24 @@ class Server:
         self.extensions: dict[str, dict[str, Any]] = {}
         self.extension_methods: dict[str, MethodSpec] = {}
         self._skills: SkillSet | None = None
+        # None without middleware: dispatch then pays one test, and nothing is imported.
+        self.middleware_chain: Chain | None = None
+        for item in middleware or ():
+            self.middleware(item)
 
     # ------------------------------------------------------------ registration
+
+    def middleware(self, item: M) -> M:
+        """Add a middleware (a :class:`~mcpgen.runtime.middleware.chain.Middleware`, or an
+        ``async def hook(call, call_next)``), innermost of those added so far; usable as a
+        decorator. Add them before serving: a session that has started keeps its way of
+        answering synchronous tools on the spot, which a chain turns off."""
+        from mcpgen.runtime.middleware.chain import Chain
+
+        if self.middleware_chain is None:
+            self.middleware_chain = Chain()
+        self.middleware_chain.add(item)
+        return item
 
     @overload
     def tool(self, name: F, /) -> F: ...
@@ -909,6 +931,8 @@ class Server:
         the principal). ``spec`` is the method table's entry, ``params`` the typed params.
         A request answered on the spot skips it (found through :meth:`immediate_handler`,
         which offers nothing once this is overridden), so what wraps this sees every call."""
+        if self.middleware_chain is not None:
+            return await self.middleware_chain.serve(self, spec.handler, spec.method, params)
         handler = getattr(self, spec.handler, None)
         if handler is None:  # an extension's method whose handler was never defined
             raise NotImplementedError(spec.method)
@@ -918,7 +942,12 @@ class Server:
         """The synchronous handlers the session may call without a task (none for a
         subclass that overrides ``call_tool`` or :meth:`dispatch`: its override must see
         every call)."""
-        if name == "call_tool" and type(self).call_tool is Server.call_tool and type(self).dispatch is Server.dispatch:
+        if (
+            name == "call_tool"
+            and type(self).call_tool is Server.call_tool
+            and type(self).dispatch is Server.dispatch
+            and self.middleware_chain is None  # the middleware see every call
+        ):
             return self.call_tool_now
         return None
 

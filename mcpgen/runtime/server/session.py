@@ -76,6 +76,16 @@ class ServerSession(HandshakeSession, ServerCalls):
 
             spec = self.incoming["initialize"]
             self.incoming = {**self.incoming, "initialize": spec._replace(params_type=ExtendedInitializeRequestParams)}
+        chain = getattr(self.handlers, "middleware_chain", None)
+        if chain is not None and chain.notes:  # middleware watching the notifications received
+            self.add_notification_listener(self._noted)
+
+    async def _noted(self, method: str, params: Any) -> None:
+        from mcpgen.runtime.middleware.chain import Notification
+
+        transport = getattr(self, "transport", None)
+        note = Notification("server", method, params, self.protocol_version, getattr(transport, "session_id", None))
+        await self.handlers.middleware_chain.notify(note)
 
     # ------------------------------------------------------------ era
 

@@ -1,0 +1,250 @@
+"""The middleware API: what a middleware is, what it sees, and the chain that runs them.
+
+A middleware wraps a request: it gets the :class:`Call` (method, typed params, who asks,
+which era and session, the request id) and ``call_next``, the rest of the chain ending in
+the handler (server) or the wire (client). It may look, change ``call.params``, answer
+itself (return a result, or raise :class:`~mcpgen.runtime.errors.McpError`) or let it
+through. Notifications pass through a separate, observing hook. The first middleware of
+the list is the outermost.
+
+A middleware is a :class:`Middleware` (override ``on_request`` and/or ``on_notification``)
+or a bare ``async def hook(call, call_next)``, which wraps requests only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal
+
+import msgspec
+
+from mcpgen.runtime.auth.info import AuthInfo, current_auth
+from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
+from mcpgen.runtime.versions import Era, era_of
+
+log = logging.getLogger("mcpgen")
+
+Side = Literal["server", "client"]
+CallNext = Callable[["Call"], Awaitable[Any]]
+"""The rest of the chain: pass it the call (changed or not) and await the result."""
+RequestHook = Callable[["Call", CallNext], Awaitable[Any]]
+"""A middleware in function form: ``async def hook(call, call_next) -> result``."""
+
+
+class Call:
+    """One request as a middleware sees it.
+
+    ``params`` is the typed params struct on the server (a struct or a dict on the client,
+    as the caller gave it): replace it to change what the handler or the server gets.
+    ``request`` is the server's request context (None on the client). ``state`` is a dict
+    the middleware of one call may share things through."""
+
+    __slots__ = ("side", "method", "params", "request", "protocol_version", "session_id", "state")
+
+    def __init__(
+        self,
+        side: Side,
+        method: str,
+        params: Any,
+        *,
+        request: RequestContext | None = None,
+        protocol_version: str | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.side = side
+        self.method = method
+        self.params = params
+        self.request = request
+        self.protocol_version = protocol_version
+        self.session_id = session_id
+        self.state: dict[str, Any] = {}
+
+    @property
+    def request_id(self) -> str | int | None:
+        """The JSON-RPC id of the request (the server's view; None on the client, which
+        numbers a request only when it writes it, after the chain)."""
+        return self.request.request_id if self.request is not None else None
+
+    @property
+    def era(self) -> Era | None:
+        """The era of the request's protocol version: "handshake" or "stateless"."""
+        return era_of(self.protocol_version)
+
+    @property
+    def principal(self) -> AuthInfo | None:
+        """Who the request acts for on a server protected with ``Server(auth=...)`` (the
+        verified token's subject, client, scopes); None unprotected, over stdio, and on the
+        client."""
+        return current_auth.get() if self.side == "server" else None
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this tool call runs as, once it is one (stateless era's tasks:
+        the call then runs for the task's whole life); None otherwise."""
+        if self.request is None:
+            return None
+        found = getattr(self.request.session, "task_id", None)
+        return found if isinstance(found, str) else None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The request's ``_meta`` (empty when it has none)."""
+        if self.request is not None and isinstance(self.request.meta, dict):
+            return self.request.meta
+        params = self.params
+        found = params.get("_meta") if isinstance(params, dict) else getattr(params, "meta", None)
+        return found if isinstance(found, dict) else {}
+
+    def add_meta(self, entries: dict[str, Any]) -> None:
+        """Add ``entries`` to the outgoing request's ``_meta`` (client side: trace context,
+        say); the params are copied, never changed in place."""
+        merged = {**self.meta, **entries}
+        params = self.params
+        if params is None or isinstance(params, dict):
+            self.params = {**(params or {}), "_meta": merged}
+        elif isinstance(params, msgspec.Struct) and hasattr(params, "meta"):
+            self.params = msgspec.structs.replace(params, meta=merged)
+        else:
+            raise TypeError(f"cannot add _meta to params of type {type(params).__name__}")
+
+    @property
+    def target(self) -> str | None:
+        """The tool or prompt named by the request (``params.name``), if any."""
+        params = self.params
+        name = params.get("name") if isinstance(params, dict) else getattr(params, "name", None)
+        return name if isinstance(name, str) else None
+
+    @property
+    def resource_uri(self) -> str | None:
+        """The resource URI the request names (resources/read, subscribe), if any."""
+        params = self.params
+        uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
+        return uri if isinstance(uri, str) else None
+
+
+class Notification(msgspec.Struct):
+    """A notification as its hook sees it: received (server) or sent (client)."""
+
+    side: Side
+    method: str
+    params: Any
+    protocol_version: str | None = None
+    session_id: str | None = None
+
+
+class Middleware:
+    """Subclass and override what you need; the defaults pass everything through."""
+
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        return await call_next(call)
+
+    async def on_notification(self, note: Notification) -> None:
+        """Called for every notification (after it was handled on the server, before it is
+        sent on the client); what it raises is logged, never sent."""
+
+
+class _Hook(Middleware):
+    """A bare ``async def hook(call, call_next)`` as a middleware."""
+
+    def __init__(self, hook: RequestHook) -> None:
+        self.hook = hook
+
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        return await self.hook(call, call_next)
+
+    def __repr__(self) -> str:
+        return f"<middleware {getattr(self.hook, '__qualname__', self.hook)!r}>"
+
+
+def as_middleware(item: Middleware | RequestHook) -> Middleware:
+    if isinstance(item, Middleware):
+        return item
+    if callable(item):
+        return _Hook(item)
+    raise TypeError(f"not a middleware: {item!r}")
+
+
+class Chain:
+    """An ordered list of middleware, outermost first, and the runs through it."""
+
+    def __init__(self, middleware: Sequence[Middleware | RequestHook] = ()) -> None:
+        self.middleware: list[Middleware] = [as_middleware(m) for m in middleware]
+        self.notes = self._watchers()
+
+    def add(self, item: Middleware | RequestHook) -> Middleware:
+        found = as_middleware(item)
+        self.middleware.append(found)
+        self.notes = self._watchers()
+        return found
+
+    def _watchers(self) -> list[Middleware]:
+        # Only those overriding on_notification: a notification costs nothing otherwise.
+        return [m for m in self.middleware if type(m).on_notification is not Middleware.on_notification]
+
+    def __len__(self) -> int:
+        return len(self.middleware)
+
+    def run(self, call: Call, last: CallNext) -> Awaitable[Any]:
+        """Run ``call`` through every middleware, then ``last``."""
+        step = last
+        for item in reversed(self.middleware):
+            step = _bind(item, step)
+        return step(call)
+
+    async def serve(self, handlers: Any, handler: str, method: str, params: Any) -> Any:
+        """A server's request, from the context the session set (``current_request``), to
+        ``handlers``' coroutine named ``handler``."""
+        request = current_request.get()
+        session = request.session if request is not None else None
+        call = Call(
+            "server",
+            method,
+            params,
+            request=request,
+            protocol_version=_server_version(session),
+            session_id=getattr(getattr(session, "transport", None), "session_id", None),
+        )
+
+        async def last(call: Call) -> Any:
+            found = getattr(handlers, handler, None)
+            if found is None:  # an extension's method whose handler was never defined
+                raise NotImplementedError(call.method)
+            return await found(call.params)
+
+        return await self.run(call, last)
+
+    async def notify(self, note: Notification) -> None:
+        for item in self.notes:
+            try:
+                await item.on_notification(note)
+            except Exception:
+                log.exception("mcpgen: middleware %r failed on %s", item, note.method)
+
+
+def _bind(item: Middleware, step: CallNext) -> CallNext:
+    def bound(call: Call) -> Awaitable[Any]:
+        return item.on_request(call, step)
+
+    return bound
+
+
+def _server_version(session: Any) -> str | None:
+    version = getattr(session, "protocol_version", None)  # a handshake-era session
+    if version is None:  # a stateless request's peer: the version the request named
+        version = getattr(getattr(session, "request", None), "version", None)
+    return version if isinstance(version, str) else None
+
+
+def client_call(session: Any, method: str, params: Any) -> Call:
+    """A client's outgoing request as a middleware sees it."""
+    return Call(
+        "client",
+        method,
+        params,
+        protocol_version=getattr(session, "protocol_version", None),
+        session_id=getattr(getattr(session, "transport", None), "session_id", None),
+    )
+
+
+__all__ = ["Call", "CallNext", "Chain", "Middleware", "Notification", "RequestHook", "Side", "client_call"]
