@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -303,12 +304,28 @@ class ClientSession(HandshakeSession, ClientCalls):
     async def send_notification(self, method: str, params: Any, *, related: RequestId | UnsetType = UNSET) -> None:
         chain = self.middleware_chain
         if chain is not None and chain.notes:
-            from mcpgen.runtime.middleware.chain import Notification
+            from mcpgen.runtime.middleware.chain import Notification, session_id_of
 
-            transport = getattr(self, "transport", None)
-            session_id = getattr(transport, "session_id", None)
-            await chain.notify(Notification("client", method, params, self.protocol_version, session_id))
+            await chain.notify(Notification("client", method, params, self.protocol_version, session_id_of(self)))
         await super().send_notification(method, params, related=related)
+
+    async def run(self) -> None:
+        chain = self.middleware_chain
+        if chain is None or not chain.sessions:
+            return await super().run()
+        from mcpgen.runtime.middleware.chain import SessionEnd, session_id_of
+
+        started, error = time.monotonic(), None
+        try:
+            await super().run()
+        except BaseException as exc:
+            error = type(exc).__name__
+            raise
+        finally:
+            if self.era == "handshake":  # the stateless era has no session to time
+                seconds = time.monotonic() - started
+                end = SessionEnd("client", self.protocol_version, session_id_of(self), seconds, error)
+                await chain.session_ended(end)
 
     async def _send_stateless(
         self,

@@ -133,6 +133,16 @@ class Notification(msgspec.Struct):
     session_id: str | None = None
 
 
+class SessionEnd(msgspec.Struct):
+    """A handshake-era session that has ended, as :meth:`Middleware.on_session_end` sees it."""
+
+    side: Side
+    protocol_version: str | None
+    session_id: str | None
+    seconds: float
+    error: str | None = None  # the exception's type name, when the session ended with one
+
+
 class Middleware:
     """Subclass and override what you need; the defaults pass everything through."""
 
@@ -142,6 +152,10 @@ class Middleware:
     async def on_notification(self, note: Notification) -> None:
         """Called for every notification (after it was handled on the server, before it is
         sent on the client); what it raises is logged, never sent."""
+
+    async def on_session_end(self, end: SessionEnd) -> None:
+        """Called when a handshake-era session (a connection after ``initialize``) ends;
+        what it raises is logged."""
 
 
 class _Hook(Middleware):
@@ -171,16 +185,21 @@ class Chain:
     def __init__(self, middleware: Sequence[Middleware | RequestHook] = ()) -> None:
         self.middleware: list[Middleware] = [as_middleware(m) for m in middleware]
         self.notes = self._watchers()
+        self.sessions = self._session_watchers()
 
     def add(self, item: Middleware | RequestHook) -> Middleware:
         found = as_middleware(item)
         self.middleware.append(found)
         self.notes = self._watchers()
+        self.sessions = self._session_watchers()
         return found
 
     def _watchers(self) -> list[Middleware]:
         # Only those overriding on_notification: a notification costs nothing otherwise.
         return [m for m in self.middleware if type(m).on_notification is not Middleware.on_notification]
+
+    def _session_watchers(self) -> list[Middleware]:
+        return [m for m in self.middleware if type(m).on_session_end is not Middleware.on_session_end]
 
     def __len__(self) -> int:
         return len(self.middleware)
@@ -203,7 +222,7 @@ class Chain:
             params,
             request=request,
             protocol_version=_server_version(session),
-            session_id=getattr(getattr(session, "transport", None), "session_id", None),
+            session_id=session_id_of(session),
         )
 
         async def last(call: Call) -> Any:
@@ -221,12 +240,27 @@ class Chain:
             except Exception:
                 log.exception("mcpgen: middleware %r failed on %s", item, note.method)
 
+    async def session_ended(self, end: SessionEnd) -> None:
+        for item in self.sessions:
+            try:
+                await item.on_session_end(end)
+            except Exception:
+                log.exception("mcpgen: middleware %r failed at the end of a session", item)
+
 
 def _bind(item: Middleware, step: CallNext) -> CallNext:
     def bound(call: Call) -> Awaitable[Any]:
         return item.on_request(call, step)
 
     return bound
+
+
+def session_id_of(session: Any) -> str | None:
+    """The Streamable HTTP session id of a handshake-era session, if it has one (stdio and
+    stateless requests have none; a sessionless HTTP server's one-request sessions are
+    named "stateless", which no real id can be: those are 32 random URL-safe characters)."""
+    found = getattr(getattr(session, "transport", None), "session_id", None)
+    return found if isinstance(found, str) and found != "stateless" else None
 
 
 def _server_version(session: Any) -> str | None:
@@ -243,8 +277,19 @@ def client_call(session: Any, method: str, params: Any) -> Call:
         method,
         params,
         protocol_version=getattr(session, "protocol_version", None),
-        session_id=getattr(getattr(session, "transport", None), "session_id", None),
+        session_id=session_id_of(session),
     )
 
 
-__all__ = ["Call", "CallNext", "Chain", "Middleware", "Notification", "RequestHook", "Side", "client_call"]
+__all__ = [
+    "Call",
+    "CallNext",
+    "Chain",
+    "Middleware",
+    "Notification",
+    "RequestHook",
+    "SessionEnd",
+    "Side",
+    "client_call",
+    "session_id_of",
+]

@@ -215,6 +215,10 @@ class InputRequired(Exception):
     """Raised (by the runtime) inside a handler that asked the client a question the
     request carries no answer for: the request is answered with an InputRequiredResult."""
 
+    # Not a failure: middleware (tracing, timing) told apart by this, not by the class,
+    # which they cannot import (they sit below the server).
+    incomplete_result = True
+
     def __init__(self, scope: InputScope) -> None:
         super().__init__("input required")
         self.scope = scope

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -81,11 +82,35 @@ class ServerSession(HandshakeSession, ServerCalls):
             self.add_notification_listener(self._noted)
 
     async def _noted(self, method: str, params: Any) -> None:
-        from mcpgen.runtime.middleware.chain import Notification
+        from mcpgen.runtime.middleware.chain import Notification, session_id_of
 
-        transport = getattr(self, "transport", None)
-        note = Notification("server", method, params, self.protocol_version, getattr(transport, "session_id", None))
+        note = Notification("server", method, params, self.protocol_version, session_id_of(self))
         await self.handlers.middleware_chain.notify(note)
+
+    async def run(self) -> None:
+        chain = getattr(self.handlers, "middleware_chain", None)
+        if chain is None or not chain.sessions:
+            return await super().run()
+        from mcpgen.runtime.middleware.chain import SessionEnd, session_id_of
+
+        started, error = time.monotonic(), None
+        try:
+            await super().run()
+        except BaseException as exc:
+            error = type(exc).__name__
+            raise
+        finally:
+            # A handshake-era session: one that was initialized and is not a sessionless
+            # HTTP server's one-request session.
+            if self.era != "stateless" and self.state != "new" and self.transport_session != "stateless":
+                seconds = time.monotonic() - started
+                end = SessionEnd("server", self.protocol_version, session_id_of(self), seconds, error)
+                await chain.session_ended(end)
+
+    @property
+    def transport_session(self) -> str | None:
+        found = getattr(self.transport, "session_id", None)
+        return found if isinstance(found, str) else None
 
     # ------------------------------------------------------------ era
 

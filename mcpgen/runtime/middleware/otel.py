@@ -1,0 +1,175 @@
+"""OpenTelemetry tracing and metrics per the MCP semantic conventions (gen-ai/mcp).
+
+One middleware for both sides: on a server it opens a SERVER span per request, continuing
+the trace context the client put in ``params._meta``; on a client a CLIENT span per
+request, whose context it puts in ``params._meta`` (W3C ``traceparent``, ``tracestate``,
+``baggage``, through the global propagator). Span names are ``{mcp.method.name} {target}``
+(target: the tool or prompt name), attributes and error reporting as the conventions say
+and, where they leave a choice, as the official Python SDK's middleware does. It records
+``mcp.{server,client}.operation.duration`` per request and ``mcp.{server,client}.session.
+duration`` per handshake-era session.
+
+``opentelemetry-api`` is imported when an :class:`OpenTelemetry` is made (``mcpgen[otel]``);
+without an SDK configured its spans and instruments are no-ops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from mcpgen import __version__
+from mcpgen.runtime.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
+from mcpgen.runtime.extras import require
+from mcpgen.runtime.middleware.chain import Call, CallNext, Middleware, SessionEnd
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+# The conventions' advisory boundaries for the MCP duration histograms (seconds).
+DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+# Span attributes left off the duration metrics: per-request values (high cardinality), and
+# the resource URI (opt-in there).
+_NOT_ON_METRICS = frozenset({"jsonrpc.request.id", "mcp.session.id", "mcp.resource.uri"})
+
+
+class OpenTelemetry(Middleware):
+    """Spans and metrics for every request of this side (give it to ``Server(middleware=
+    [...])`` or ``Client(middleware=[...])``). ``tracer_provider`` and ``meter_provider``
+    default to the global ones."""
+
+    def __init__(
+        self, tracer_provider: TracerProvider | None = None, meter_provider: MeterProvider | None = None
+    ) -> None:
+        require("opentelemetry.trace", "otel", "OpenTelemetry tracing")
+        from opentelemetry import metrics, propagate, trace
+        from opentelemetry.trace import SpanKind, StatusCode
+
+        self._trace = trace
+        self._propagate = propagate
+        self._kinds = {"server": SpanKind.SERVER, "client": SpanKind.CLIENT}
+        self._error = StatusCode.ERROR
+        self.tracer = trace.get_tracer("mcpgen", __version__, tracer_provider=tracer_provider)
+        meter = metrics.get_meter("mcpgen", __version__, meter_provider=meter_provider)
+        self.durations = {
+            side: meter.create_histogram(
+                f"mcp.{side}.operation.duration",
+                unit="s",
+                description=f"MCP request duration as observed on the {side}",
+                explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+            )
+            for side in ("server", "client")
+        }
+        self.session_durations = {
+            side: meter.create_histogram(
+                f"mcp.{side}.session.duration",
+                unit="s",
+                description=f"MCP session duration as observed on the {side}",
+                explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+            )
+            for side in ("server", "client")
+        }
+
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        attributes, name = span_attributes(call)
+        parent = self._parent(call.meta) if call.side == "server" else None
+        started = time.perf_counter()
+        with self.tracer.start_as_current_span(
+            name,
+            context=parent,
+            kind=self._kinds[call.side],
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            if call.side == "client":
+                carrier: dict[str, Any] = {}
+                self._propagate.inject(carrier)  # this span's context, for the server's spans
+                if carrier:
+                    call.add_meta(carrier)
+            failure: dict[str, str] = {}
+            try:
+                result = await call_next(call)
+            except McpError as exc:
+                failure = _code(exc.code)
+                span.set_status(self._error, exc.message)
+                raise
+            except asyncio.CancelledError:
+                failure = {"error.type": "cancelled"}
+                raise
+            except Exception as exc:
+                if getattr(exc, "incomplete_result", False):
+                    raise  # a stateless-era round asking the client for input: not a failure
+                if call.side == "server":  # what the peer gets: -32601 or -32603, nothing more
+                    failure = _code(METHOD_NOT_FOUND if isinstance(exc, NotImplementedError) else INTERNAL_ERROR)
+                else:
+                    failure = {"error.type": type(exc).__qualname__}
+                span.record_exception(exc)
+                span.set_status(self._error, type(exc).__qualname__)
+                raise
+            else:
+                if call.method == "tools/call" and _is_tool_error(result):
+                    failure = {"error.type": "tool_error"}
+                    span.set_status(self._error)
+                return result
+            finally:
+                if failure:
+                    span.set_attributes(failure)
+                measured = {k: v for k, v in attributes.items() if k not in _NOT_ON_METRICS}
+                self.durations[call.side].record(time.perf_counter() - started, {**measured, **failure})
+
+    async def on_session_end(self, end: SessionEnd) -> None:
+        attributes: dict[str, Any] = {}
+        if end.protocol_version is not None:
+            attributes["mcp.protocol.version"] = end.protocol_version
+        if end.error is not None:
+            attributes["error.type"] = end.error
+        self.session_durations[end.side].record(end.seconds, attributes)
+
+    def _parent(self, meta: dict[str, Any]) -> Any:
+        """The client's trace context from ``_meta``, or None (then the span nests under
+        whatever is current, rather than starting an orphan trace from an empty context)."""
+        if "traceparent" not in meta:
+            return None
+        try:
+            found = self._propagate.extract(meta)
+        except (TypeError, ValueError):
+            return None
+        return found if self._trace.get_current_span(found).get_span_context().is_valid else None
+
+
+def span_attributes(call: Call) -> tuple[dict[str, Any], str]:
+    """The conventions' attributes of a request's span, and the span's name."""
+    attributes: dict[str, Any] = {"mcp.method.name": call.method}
+    if call.protocol_version is not None:
+        attributes["mcp.protocol.version"] = call.protocol_version
+    if call.session_id is not None:
+        attributes["mcp.session.id"] = call.session_id
+    if call.request_id is not None:
+        attributes["jsonrpc.request.id"] = str(call.request_id)
+    target = call.target if call.method in ("tools/call", "prompts/get") else None
+    if call.method == "tools/call":
+        attributes["gen_ai.operation.name"] = "execute_tool"
+        if target is not None:
+            attributes["gen_ai.tool.name"] = target
+    elif target is not None:
+        attributes["gen_ai.prompt.name"] = target
+    uri = call.resource_uri
+    if uri is not None:
+        attributes["mcp.resource.uri"] = uri  # the span name leaves it out: high cardinality
+    return attributes, f"{call.method} {target}" if target is not None else call.method
+
+
+def _code(code: int) -> dict[str, str]:
+    return {"error.type": str(code), "rpc.response.status_code": str(code)}
+
+
+def _is_tool_error(result: Any) -> bool:
+    if isinstance(result, dict):
+        return result.get("isError") is True
+    return getattr(result, "is_error", None) is True
+
+
+__all__ = ["DURATION_BUCKETS", "OpenTelemetry", "span_attributes"]
