@@ -27,6 +27,9 @@ if TYPE_CHECKING:
         ResourceNotFound,
     )
     from mcpgen.runtime.server.apps import client_supports_ui
+    from mcpgen.runtime.middleware.builtin import RateLimit, ResponseLimit, Timing
+    from mcpgen.runtime.middleware.chain import Call, CallNext, Middleware
+    from mcpgen.runtime.middleware.otel import OpenTelemetry
     from mcpgen.runtime.server.context import Context
     from mcpgen.runtime.server.http_server import close_current_stream
     from mcpgen.runtime.server.server import Server, ToolError
@@ -45,6 +48,14 @@ _LAZY = {
     "RedisStore": "mcpgen.runtime.stores.redis_store",
     "BearerAuth": "mcpgen.runtime.auth.bearer",
     "client_supports_ui": "mcpgen.runtime.server.apps",
+    # Middleware (both sides)
+    "Middleware": "mcpgen.runtime.middleware.chain",
+    "Call": "mcpgen.runtime.middleware.chain",
+    "CallNext": "mcpgen.runtime.middleware.chain",
+    "Timing": "mcpgen.runtime.middleware.builtin",
+    "RateLimit": "mcpgen.runtime.middleware.builtin",
+    "ResponseLimit": "mcpgen.runtime.middleware.builtin",
+    "OpenTelemetry": "mcpgen.runtime.middleware.otel",
     # Calling
     "Client": "mcpgen.runtime.client.client",
     "TaskHandle": "mcpgen.runtime.client.tasks",
@@ -110,6 +121,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BearerAuth",
+    "Call",
+    "CallNext",
     "Client",
     "ClientInfo",
     "Context",
@@ -122,17 +135,22 @@ __all__ = [
     "InterfaceError",
     "METHOD_NOT_FOUND",
     "McpError",
+    "Middleware",
     "OAuthClient",
     "OAuthError",
+    "OpenTelemetry",
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
+    "RateLimit",
     "RedisStore",
     "RequestTimeout",
     "ResourceNotFound",
+    "ResponseLimit",
     "Server",
     "SkillVerificationError",
     "TaskFailed",
     "TaskHandle",
+    "Timing",
     "ToolError",
     "WorkloadIdentity",
     "__version__",

@@ -44,10 +44,11 @@ class OpenTelemetry(Middleware):
         self, tracer_provider: TracerProvider | None = None, meter_provider: MeterProvider | None = None
     ) -> None:
         require("opentelemetry.trace", "otel", "OpenTelemetry tracing")
-        from opentelemetry import metrics, propagate, trace
+        from opentelemetry import context, metrics, propagate, trace
         from opentelemetry.trace import SpanKind, StatusCode
 
         self._trace = trace
+        self._context = context
         self._propagate = propagate
         self._kinds = {"server": SpanKind.SERVER, "client": SpanKind.CLIENT}
         self._error = StatusCode.ERROR
@@ -75,10 +76,19 @@ class OpenTelemetry(Middleware):
     async def on_request(self, call: Call, call_next: CallNext) -> Any:
         attributes, name = span_attributes(call)
         parent = self._parent(call.meta) if call.side == "server" else None
+        # The client's context made current (not only the span's parent): its baggage is
+        # then what the handler sees too.
+        token = self._context.attach(parent) if parent is not None else None
+        try:
+            return await self._traced(call, call_next, attributes, name)
+        finally:
+            if token is not None:
+                self._context.detach(token)
+
+    async def _traced(self, call: Call, call_next: CallNext, attributes: dict[str, Any], name: str) -> Any:
         started = time.perf_counter()
         with self.tracer.start_as_current_span(
             name,
-            context=parent,
             kind=self._kinds[call.side],
             attributes=attributes,
             record_exception=False,
