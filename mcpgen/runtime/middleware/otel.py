@@ -19,10 +19,10 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from mcpgen import __version__
 from mcpgen.runtime.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, McpError
 from mcpgen.runtime.extras import require
 from mcpgen.runtime.middleware.chain import Call, CallNext, Middleware, SessionEnd
+from mcpgen.version import __version__
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
