@@ -6,6 +6,8 @@ points down or stays in its package, nothing forms a cycle, and ``tests/test_lay
 holds all of it::
 
     server/      client/        the two sides: never import each other
+        middleware/             what wraps requests on either side: the chain, the
+                                built-ins, OpenTelemetry (imported only when configured)
         auth/                   OAuth: the client's flows, the resource server's checks
     transports/  stores/        stdio, SSE, ASGI, HTTP/1.1, Streamable HTTP client;
                                 event, task, session stores (memory, Redis): independent
