@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from mcpgen import Call, CallNext, Client, McpError, Middleware, RateLimit, Server, Timing
+from mcpgen import BearerAuth, Call, CallNext, Client, McpError, Middleware, RateLimit, Server, Timing
 from mcpgen.generated import ElicitResult, ListToolsResult
 from mcpgen.runtime.middleware.chain import Notification
+from tests.http_server import free_port, serving_in_thread
+from tests.tokens import ISSUER, Tokens
 
 pytestmark = pytest.mark.anyio
 SERVER = Path(__file__).parent / "servers" / "middleware_server.py"
@@ -118,6 +120,47 @@ async def test_server_middleware_wraps_every_request(era: str) -> None:
     # The client's middleware saw its outgoing requests, the era-opening one included.
     assert mine.calls[0][0] == ("initialize" if era == "handshake" else "server/discover")
     assert ("tools/call", "echo", era) in mine.calls
+
+
+@pytest.mark.parametrize("era", list(ERAS))
+async def test_over_http_the_principal_is_seen_and_limited_alone(era: str) -> None:
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}/mcp"
+    seen: list[tuple[str | None, str | None, str | None]] = []
+
+    async def record(call: Call, call_next: CallNext) -> Any:
+        if call.method == "tools/call":
+            principal = call.principal.subject if call.principal is not None else None
+            seen.append((principal, call.session_id, call.era))
+        return await call_next(call)
+
+    server = Server(
+        "guarded",
+        auth=BearerAuth(ISSUER, endpoint, scopes=["mcp"], verifier=Tokens()),
+        middleware=[record, RateLimit(rate=0.01, burst=2, methods=frozenset({"tools/call"}))],
+    )
+
+    @server.tool()
+    def ping() -> str:
+        return "pong"
+
+    with serving_in_thread(server.http_app(), port, lifespan="off"):
+        alice = Client.http(endpoint, headers={"authorization": "Bearer alice"}, era=era)
+        bob = Client.http(endpoint, headers={"authorization": "Bearer bob"}, era=era)
+        async with alice, bob:
+            for _ in range(2):
+                await alice.call_tool("ping", {})
+            with pytest.raises(McpError) as limited:
+                await alice.call_tool("ping", {})
+            assert limited.value.code == -32000 and "retry in" in limited.value.message
+            await bob.call_tool("ping", {})  # a bucket of his own
+    assert [who for who, _, _ in seen] == ["alice"] * 3 + ["bob"]
+    assert all(found_era == era for _, _, found_era in seen)
+    sessions = {session for _, session, _ in seen}
+    if era == "handshake":  # two sessions, each with its id
+        assert len(sessions) == 2 and None not in sessions
+    else:
+        assert sessions == {None}
 
 
 async def test_client_middleware_can_answer_itself() -> None:

@@ -20,11 +20,13 @@ JSON-RPC range left to implementations; the message and ``data.retryAfter`` say 
 
 
 def principal_key(call: Call) -> str:
-    """Who a request counts against: the token's subject (else its client), else the
+    """Who a request counts against: the token's owner (its issuer and subject, else its
+    client id, each named by its kind, as sessions and tasks are owned), else the HTTP
     session, else one shared bucket (stdio: one client per process anyway)."""
     info = call.principal
     if info is not None:
-        return info.subject or info.client_id or info.issuer
+        issuer, who = info.owner
+        return f"{who}@{issuer}"
     return f"session:{call.session_id}" if call.session_id else "anonymous"
 
 
