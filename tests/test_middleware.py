@@ -122,6 +122,19 @@ async def test_server_middleware_wraps_every_request(era: str) -> None:
     assert ("tools/call", "echo", era) in mine.calls
 
 
+async def test_a_task_is_one_call_for_its_whole_life() -> None:
+    async with Client.stdio(sys.executable, str(SERVER), era="stateless") as client:
+        result = await client.call_tool("slow_add", {"a": 2, "b": 3}, task=True)
+        assert result.structured_content == {"result": 5}
+        seen = (await client.call_tool("seen", {})).structured_content
+    assert seen is not None
+    [task] = [r for r in seen["requests"] if r["target"] == "slow_add"]
+    # The tool's call ran on after the request was answered with the task, as the task.
+    assert task["outcome"] == "CallToolResult" and task["task_id"] and task["seconds"] >= 0.3
+    polls = [r for r in seen["requests"] if r["method"].startswith("tasks/")]
+    assert polls == []  # tasks/get and tasks/result are the stateless front's, not the tool's
+
+
 @pytest.mark.parametrize("era", list(ERAS))
 async def test_over_http_the_principal_is_seen_and_limited_alone(era: str) -> None:
     port = free_port()

@@ -8,7 +8,9 @@ Run: python tests/servers/middleware_server.py [--http PORT]
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import time
 from typing import Any
 
 import msgspec
@@ -37,12 +39,15 @@ class Recorder(Middleware):
         }
         if call.target != "seen":
             SEEN.append(entry)
+        started = time.monotonic()
         try:
             result = await call_next(call)
         except Exception as exc:
             entry["outcome"] = type(exc).__name__
             raise
         entry["outcome"] = type(result).__name__
+        entry["task_id"] = call.task_id  # known once the call runs as a task
+        entry["seconds"] = time.monotonic() - started
         return result
 
     async def on_notification(self, note: Notification) -> None:
@@ -112,6 +117,12 @@ async def ask(ctx: Context) -> str:
 @server.tool()
 def meta(ctx: Context) -> dict[str, Any]:
     return {k: v for k, v in ctx.meta.items() if not k.startswith("io.modelcontextprotocol")}
+
+
+@server.tool(task="optional")
+async def slow_add(a: int, b: int) -> int:
+    await asyncio.sleep(0.3)
+    return a + b
 
 
 @server.prompt()
