@@ -130,6 +130,7 @@ async def test_a_tool_call_is_one_trace_across_client_and_server(transport: str,
     assert got["gen_ai.tool.name"] == "echo"
     assert got["gen_ai.operation.name"] == "execute_tool"
     assert got["jsonrpc.request.id"].isdigit()
+    assert attributes["jsonrpc.request.id"] == got["jsonrpc.request.id"]  # the client's, once sent
     assert "error.type" not in got
     # A session id only for a Streamable HTTP session (handshake era), the same on both sides.
     if transport == "http" and era == "handshake":

@@ -321,7 +321,7 @@ class Client:
     async def open(self) -> InitializeResult:
         transport = await self._open_transport()
         session = ClientSession(transport, _Handlers(self), request_timeout=self.request_timeout)
-        session.middleware_chain = self.middleware_chain
+        session.use_middleware(self.middleware_chain)
         if self.on_notification is not None:
             session.add_notification_listener(self.on_notification)
         session.add_notification_listener(self._to_listeners)

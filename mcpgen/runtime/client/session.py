@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
@@ -287,19 +287,49 @@ class ClientSession(HandshakeSession, ClientCalls):
         related: RequestId | UnsetType,
         fresh: bool,
     ) -> T:
-        from mcpgen.runtime.middleware.chain import client_call
+        from mcpgen.runtime.middleware.chain import client_call, sending
 
         assert self.middleware_chain is not None
 
-        def last(call: Call) -> Awaitable[T]:
-            if self.modern is None:
-                return super(ClientSession, self).send_request(
-                    call.method, call.params, result_type, timeout=timeout, on_progress=on_progress, related=related
+        async def last(call: Call) -> T:
+            token = sending.set(call)  # for _issue_noted: this task's call learns its id
+            try:
+                if self.modern is None:
+                    return await super(ClientSession, self).send_request(
+                        call.method, call.params, result_type, timeout=timeout, on_progress=on_progress, related=related
+                    )
+                return await self._send_stateless(
+                    call.method, call.params, result_type, timeout, on_progress, related, fresh
                 )
-            return self._send_stateless(call.method, call.params, result_type, timeout, on_progress, related, fresh)
+            finally:
+                sending.reset(token)
 
         result: T = await self.middleware_chain.run(client_call(self, method, params), last)
         return result
+
+    def use_middleware(self, chain: Chain | None) -> None:
+        """Send every request through ``chain`` (None: none)."""
+        self.middleware_chain = chain
+        if chain is not None:
+            # Only a session with middleware tells its calls the id each is sent under: the
+            # class's _issue, every request's path, stays as it is.
+            self._issue = self._issue_noted  # type: ignore[method-assign]
+
+    def _issue_noted(
+        self,
+        method: str,
+        params: Any,
+        result_type: type[T],
+        timeout: float | None | UnsetType,
+        on_progress: ProgressCallback | None,
+    ) -> tuple[RequestId, asyncio.Future[T], float | None, bytes]:
+        from mcpgen.runtime.middleware.chain import sending
+
+        issued = super()._issue(method, params, result_type, timeout, on_progress)
+        call = sending.get()
+        if call is not None and call.method == method:
+            call.sent_id = issued[0]  # the last round's, when the stateless era retries
+        return issued
 
     async def send_notification(self, method: str, params: Any, *, related: RequestId | UnsetType = UNSET) -> None:
         chain = self.middleware_chain

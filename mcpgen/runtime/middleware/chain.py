@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, Literal
 
 import msgspec
@@ -24,6 +25,8 @@ from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
 from mcpgen.runtime.versions import Era, era_of
 
 log = logging.getLogger("mcpgen")
+sending: ContextVar[Call | None] = ContextVar("mcpgen_sending", default=None)
+"""The client call being sent by this task (set by the client's innermost step)."""
 
 Side = Literal["server", "client"]
 CallNext = Callable[["Call"], Awaitable[Any]]
@@ -40,7 +43,7 @@ class Call:
     ``request`` is the server's request context (None on the client). ``state`` is a dict
     the middleware of one call may share things through."""
 
-    __slots__ = ("side", "method", "params", "request", "protocol_version", "session_id", "state")
+    __slots__ = ("side", "method", "params", "request", "protocol_version", "session_id", "state", "sent_id")
 
     def __init__(
         self,
@@ -59,12 +62,14 @@ class Call:
         self.protocol_version = protocol_version
         self.session_id = session_id
         self.state: dict[str, Any] = {}
+        # The client's id for the request, known once it is sent (after the chain's way in).
+        self.sent_id: str | int | None = None
 
     @property
     def request_id(self) -> str | int | None:
-        """The JSON-RPC id of the request (the server's view; None on the client, which
-        numbers a request only when it writes it, after the chain)."""
-        return self.request.request_id if self.request is not None else None
+        """The JSON-RPC id of the request. A client numbers a request when it writes it: there
+        it is None until ``call_next`` has sent it (then the id of the last round)."""
+        return self.request.request_id if self.request is not None else self.sent_id
 
     @property
     def era(self) -> Era | None:

@@ -125,6 +125,8 @@ class OpenTelemetry(Middleware):
                     span.set_status(self._error)
                 return result
             finally:
+                if call.side == "client" and call.request_id is not None:  # numbered once sent
+                    span.set_attribute("jsonrpc.request.id", str(call.request_id))
                 if failure:
                     span.set_attributes(failure)
                 measured = {k: v for k, v in attributes.items() if k not in _NOT_ON_METRICS}
