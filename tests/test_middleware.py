@@ -218,6 +218,13 @@ async def test_timing_logs_one_structured_record_without_arguments(caplog: pytes
     assert next(f for f in fields if f["target"] == "missing")["outcome"] == "-32602"
     assert all("secret" not in r.getMessage() and "arguments" not in r.mcp for r in records)  # type: ignore[attr-defined]
 
+    # Asked for, the arguments are in the record's fields (not in its message).
+    caplog.clear()
+    async with Client(server, era="handshake", middleware=[Timing(arguments=True)]) as client:
+        await client.call_tool("echo", {"text": "shown"})
+    mine = [r.mcp for r in caplog.records if r.name == "mcpgen.requests" and r.mcp["side"] == "client"]  # type: ignore[attr-defined]
+    assert [f["arguments"] for f in mine if f["method"] == "tools/call"] == [{"text": "shown"}]
+
 
 def test_the_token_bucket_refills_at_its_rate() -> None:
     limit = RateLimit(rate=2, burst=2)

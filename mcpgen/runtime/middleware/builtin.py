@@ -74,7 +74,9 @@ class Timing(Middleware):
             "duration_ms": round(ms, 3),
         }
         if self.arguments:
-            fields["arguments"] = msgspec.to_builtins(getattr(call.params, "arguments", None))
+            params = call.params
+            found = params.get("arguments") if isinstance(params, dict) else getattr(params, "arguments", None)
+            fields["arguments"] = msgspec.to_builtins(found)
         text = " ".join(f"{k}={v}" for k, v in fields.items() if v is not None and k != "arguments")
         self.logger.log(self.level, "mcp %s", text, extra={"mcp": fields})
 
