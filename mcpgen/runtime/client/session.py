@@ -314,6 +314,8 @@ class ClientSession(HandshakeSession, ClientCalls):
             # Only a session with middleware tells its calls the id each is sent under: the
             # class's _issue, every request's path, stays as it is.
             self._issue = self._issue_noted  # type: ignore[method-assign]
+            if chain.sessions:  # likewise the receive loop's frame: timed only when wanted
+                self.run = self._run_timed  # type: ignore[method-assign]
 
     def _issue_noted(
         self,
@@ -339,11 +341,12 @@ class ClientSession(HandshakeSession, ClientCalls):
             await chain.notify(Notification("client", method, params, self.protocol_version, session_id_of(self)))
         await super().send_notification(method, params, related=related)
 
-    async def run(self) -> None:
-        chain = self.middleware_chain
-        if chain is None or not chain.sessions:
-            return await super().run()
+    async def _run_timed(self) -> None:
+        """:meth:`run`, then the middleware hear how long the session lasted."""
         from mcpgen.runtime.middleware.chain import SessionEnd, session_id_of
+
+        chain = self.middleware_chain
+        assert chain is not None
 
         started, error = time.monotonic(), None
         try:

@@ -80,6 +80,10 @@ class ServerSession(HandshakeSession, ServerCalls):
         chain = getattr(self.handlers, "middleware_chain", None)
         if chain is not None and chain.notes:  # middleware watching the notifications received
             self.add_notification_listener(self._noted)
+        if chain is not None and chain.sessions:
+            # Timed only where a middleware wants it: the class's run, whose frame every
+            # resumption of the receive loop passes through, stays bare.
+            self.run = self._run_timed  # type: ignore[method-assign]
 
     async def _noted(self, method: str, params: Any) -> None:
         from mcpgen.runtime.middleware.chain import Notification, session_id_of
@@ -87,11 +91,11 @@ class ServerSession(HandshakeSession, ServerCalls):
         note = Notification("server", method, params, self.protocol_version, session_id_of(self))
         await self.handlers.middleware_chain.notify(note)
 
-    async def run(self) -> None:
-        chain = getattr(self.handlers, "middleware_chain", None)
-        if chain is None or not chain.sessions:
-            return await super().run()
+    async def _run_timed(self) -> None:
+        """:meth:`run`, then the middleware hear how long the session lasted."""
         from mcpgen.runtime.middleware.chain import SessionEnd, session_id_of
+
+        chain = self.handlers.middleware_chain
 
         started, error = time.monotonic(), None
         try:
