@@ -26,10 +26,10 @@ if TYPE_CHECKING:
         RequestTimeout,
         ResourceNotFound,
     )
-    from mcpgen.runtime.server.apps import client_supports_ui
     from mcpgen.runtime.middleware.builtin import RateLimit, ResponseLimit, Timing
     from mcpgen.runtime.middleware.chain import Call, CallNext, Middleware
     from mcpgen.runtime.middleware.otel import OpenTelemetry
+    from mcpgen.runtime.server.apps import client_supports_ui
     from mcpgen.runtime.server.context import Context
     from mcpgen.runtime.server.http_server import close_current_stream
     from mcpgen.runtime.server.server import Server, ToolError

@@ -16,7 +16,7 @@ from mcpgen.generated import Prompt, Resource, ResourceTemplate, Tool
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.content import to_contents
-from mcpgen.runtime.server.signature import Signature
+from mcpgen.runtime.server.signature import Signature, signature_of
 from mcpgen.runtime.shared.files import guess_mime, read_file, resolve_within
 
 if TYPE_CHECKING:
@@ -196,3 +196,28 @@ def decode_cursor(cursor: str) -> int:
         return int(number)
     except (ValueError, UnicodeError):
         raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor") from None
+
+
+def directory_entries(
+    root: Path, uri_prefix: str, name: str, listed: bool
+) -> tuple[TemplateEntry, dict[str, ResourceEntry]]:
+    """What ``Server.directory`` registers: the template that reads any file under
+    ``root`` (in the thread pool: file I/O), and each file as a listed resource."""
+    base = root.resolve()
+    template = compile_template(uri_prefix + "{+path}")
+
+    def read(path: str) -> Any:
+        found = resolve_within(base, path, uri_prefix + path)
+        return to_contents(uri_prefix + path, read_file(found), guess_mime(found))
+
+    definition = ResourceTemplate(uri_template=template.template, name=name)
+    entry = TemplateEntry(read, signature_of(read), True, template, definition)
+    files: dict[str, ResourceEntry] = {}
+    if listed:
+        for file in sorted(p for p in base.rglob("*") if p.is_file()):
+            relative = file.relative_to(base).as_posix()
+            uri = uri_prefix + relative
+            reader = file_reader(base, relative, uri)
+            resource = Resource(uri=uri, name=relative, mime_type=guess_mime(file))
+            files[uri] = ResourceEntry(reader, signature_of(reader), True, resource)
+    return entry, files

@@ -80,7 +80,7 @@ from mcpgen.runtime.jsonrpc.session import NOT_NOW, current_request
 from mcpgen.runtime.jsonrpc.transport import Transport
 from mcpgen.runtime.server import running
 from mcpgen.runtime.server.caching import CacheHint
-from mcpgen.runtime.server.content import text_or_bytes, to_content, to_contents, to_messages
+from mcpgen.runtime.server.content import to_content, to_contents, to_messages
 from mcpgen.runtime.server.context import Context
 from mcpgen.runtime.server.input_required import InputRequired, checked_state_key
 from mcpgen.runtime.server.listen import ListenHub
@@ -96,8 +96,8 @@ from mcpgen.runtime.server.registry import (
     check_template_variables,
     compile_template,
     decode_cursor,
+    directory_entries,
     encode_cursor,
-    file_reader,
     positional,
     runs_in_thread,
     split_first,
@@ -105,15 +105,15 @@ from mcpgen.runtime.server.registry import (
 from mcpgen.runtime.server.session import ServerSession
 from mcpgen.runtime.server.signature import ArgumentError, Signature, signature_of
 from mcpgen.runtime.server.threads import DEFAULT_MAX_THREADS, ThreadPool
-from mcpgen.runtime.shared.files import guess_mime, leaves_root, read_file, resolve_within
+from mcpgen.runtime.shared.files import leaves_root
 from mcpgen.runtime.shared.headers import annotated_params
 from mcpgen.runtime.shared.jsonschema import SchemaValidationError, compile_schema
 
 if TYPE_CHECKING:
     from mcpgen.protocol.ext_apps import McpUiResourceCsp, McpUiResourcePermissions
     from mcpgen.runtime.auth.bearer import BearerAuth
-    from mcpgen.runtime.server.apps import HtmlSource, Visibility
     from mcpgen.runtime.middleware.chain import Chain, Middleware, RequestHook
+    from mcpgen.runtime.server.apps import HtmlSource, Visibility
     from mcpgen.runtime.server.http_server import McpHttpApp
     from mcpgen.runtime.server.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
     from mcpgen.runtime.server.stateless import StatelessServer
@@ -543,35 +543,18 @@ class Server:
         ``page_size`` (default: the server's) bounds both listings. What is served follows
         the files on disk, request by request, and paths that would leave ``root`` are
         refused as for :meth:`directory`; see :mod:`mcpgen.runtime.server.skills`."""
-        from mcpgen.runtime.server.skills import GetSkillParams, ListSkillsParams, ReadDirectoryParams, SkillSet
-        from mcpgen.runtime.shared.skill_format import EXTENSION, SCHEME
+        from mcpgen.runtime.server.skills import SkillSet, skill_entries
+        from mcpgen.runtime.shared.skill_format import EXTENSION
 
         if self._skills is not None:
             raise ValueError("this server already serves a skills directory")
         require("yaml", "skills", "Serving skills")
         skill_set = SkillSet(root, prefix=prefix, page_size=page_size or self.page_size)
         self._skills = skill_set
-        template = compile_template(SCHEME + (f"{skill_set.prefix}/" if skill_set.prefix else "") + "{+path}")
-
-        def read(path: str) -> Any:  # file I/O: runs in the thread pool
-            full = f"{skill_set.prefix}/{path}" if skill_set.prefix else path
-            uri, data, mime = skill_set.read(full)
-            return to_contents(uri, text_or_bytes(data), mime)
-
-        definition = ResourceTemplate(uri_template=template.template, name="skills")
-        self._templates.append(TemplateEntry(read, signature_of(read), True, template, definition))
-        methods: list[tuple[str, type, bool, str]] = [
-            ("skills/list", ListSkillsParams, False, "list_skills"),
-            ("skills/get", GetSkillParams, True, "get_skill"),
-        ]
-        if directory_read:
-            methods.append(("resources/directory/read", ReadDirectoryParams, True, "read_directory"))
-        for method, params_type, required, handler in methods:
-            self.add_extension_method(
-                MethodSpec(
-                    method, "request", "c2s", params_type, required, dict[str, Any], None, handler, cacheable=True
-                )
-            )
+        template, methods = skill_entries(skill_set, directory_read)
+        self._templates.append(template)
+        for spec in methods:
+            self.add_extension_method(spec)
         self.declare_extension(EXTENSION, {"directoryRead": True} if directory_read else {})
         self._changed("resources")
 
@@ -593,27 +576,9 @@ class Server:
         """Serve the files under ``root`` as resources ``<uri_prefix><relative path>``
         (a resource template, and each file listed when ``listed``). Paths that would leave
         ``root`` (``..``, absolute, symlinks pointing out) are answered "not found"."""
-        base = Path(root).resolve()
-        template = compile_template(uri_prefix + "{+path}")
-
-        def read(path: str) -> Any:  # file I/O: runs in the thread pool
-            found = resolve_within(base, path, uri_prefix + path)
-            contents = to_contents(uri_prefix + path, read_file(found), guess_mime(found))
-            return contents
-
-        definition = ResourceTemplate(uri_template=template.template, name=name)
-        self._templates.append(TemplateEntry(read, signature_of(read), True, template, definition))
-        if listed:
-            for file in sorted(p for p in base.rglob("*") if p.is_file()):
-                relative = file.relative_to(base).as_posix()
-                uri = uri_prefix + relative
-                reader = file_reader(base, relative, uri)
-                self._resources[uri] = ResourceEntry(
-                    reader,
-                    signature_of(reader),
-                    True,
-                    Resource(uri=uri, name=relative, mime_type=guess_mime(file)),
-                )
+        template, files = directory_entries(Path(root), uri_prefix, name, listed)
+        self._templates.append(template)
+        self._resources.update(files)
         self._changed("resources")
 
     @overload

@@ -30,7 +30,7 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 import msgspec
@@ -50,6 +50,10 @@ from mcpgen.runtime.shared.skill_format import (
     digest,
     parse_frontmatter,
 )
+
+if TYPE_CHECKING:
+    from mcpgen.generated import MethodSpec
+    from mcpgen.runtime.server.registry import TemplateEntry
 
 log = logging.getLogger("mcpgen")
 # A URI's path characters that need no escaping (RFC 3986 pchar, less the percent sign).
@@ -361,6 +365,37 @@ class SkillSet:
         if (where, problem) not in self._warned:
             self._warned.add((where, problem))
             log.warning("mcpgen: skills: leaving out %s: %s", where, problem)
+
+
+def skill_entries(skill_set: SkillSet, directory_read: bool) -> tuple[TemplateEntry, list[MethodSpec]]:
+    """What ``Server.skills`` registers: the template that reads every skill's files (in
+    the thread pool: file I/O), and the extension's requests (``skills/list``,
+    ``skills/get``, and ``resources/directory/read`` when ``directory_read``)."""
+    from mcpgen.generated import MethodSpec, ResourceTemplate
+    from mcpgen.runtime.server.content import text_or_bytes, to_contents
+    from mcpgen.runtime.server.registry import TemplateEntry, compile_template
+    from mcpgen.runtime.server.signature import signature_of
+
+    template = compile_template(SCHEME + (f"{skill_set.prefix}/" if skill_set.prefix else "") + "{+path}")
+
+    def read(path: str) -> Any:
+        full = f"{skill_set.prefix}/{path}" if skill_set.prefix else path
+        uri, data, mime = skill_set.read(full)
+        return to_contents(uri, text_or_bytes(data), mime)
+
+    definition = ResourceTemplate(uri_template=template.template, name="skills")
+    entry = TemplateEntry(read, signature_of(read), True, template, definition)
+    methods: list[tuple[str, type, bool, str]] = [
+        ("skills/list", ListSkillsParams, False, "list_skills"),
+        ("skills/get", GetSkillParams, True, "get_skill"),
+    ]
+    if directory_read:
+        methods.append(("resources/directory/read", ReadDirectoryParams, True, "read_directory"))
+    specs = [
+        MethodSpec(method, "request", "c2s", params_type, required, dict[str, Any], None, handler, cacheable=True)
+        for method, params_type, required, handler in methods
+    ]
+    return entry, specs
 
 
 def _encode_cursor(kind: str, after: str) -> str:
