@@ -19,6 +19,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
@@ -66,7 +67,9 @@ _YIELD_EVERY = 64  # frames handled in a row before the receive loop lets other 
 _UNKNOWN = object()
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # as the event loop's timers use it
 NOT_NOW: Any = object()
-"""Returned by an immediate handler that cannot answer this request without waiting."""
+"""Returned by an immediate handler that cannot answer this request without waiting. It
+may instead return a :func:`functools.partial` giving the coroutine that finishes the
+request (its params read on the spot): the request's task awaits that."""
 
 
 class RequestContext(msgspec.Struct):
@@ -278,8 +281,14 @@ class Session:
         reset = current_request.set(self._request_context(rid, spec, params))
         try:
             result = handler(params)  # type: ignore[operator]
-            if result is NOT_NOW:
-                return False
+            if result is NOT_NOW or result.__class__ is partial:
+                # Its task starts here, while the request context made above is set: the
+                # task copies it, so it is made and set once per request, not twice. A
+                # partial is the rest of the handler's work (its arguments read): the task
+                # awaits what it returns instead of going through call_handler.
+                running = None if result is NOT_NOW else result
+                self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve(rid, spec, params, running))
+                return True
             frame = self._result_frame(rid, spec, result)
         except asyncio.CancelledError:
             # Raised by the handler itself: no response, as for a cancelled request. The
@@ -334,7 +343,13 @@ class Session:
         return error_frame(INTERNAL_ERROR, "Internal error", rid)
 
     def _start(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
-        self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve(rid, spec, params))
+        # The request context is set around create_task, which copies it into the task's
+        # context: the handler (and Context.current()) sees it, the receive loop does not.
+        reset = current_request.set(self._request_context(rid, spec, params))
+        try:
+            self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve(rid, spec, params))
+        finally:
+            current_request.reset(reset)
 
     def _start_queued(self) -> None:
         while self._queued and len(self._inflight) < self.max_concurrency and self.is_open:
@@ -378,11 +393,20 @@ class Session:
         token = meta.get("progressToken") if isinstance(meta, dict) else None  # checked when decoded
         return RequestContext(self, rid, spec.method, meta, token)
 
-    async def _serve(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
-        current_request.set(self._request_context(rid, spec, params))
+    async def _serve(
+        self, rid: RequestId, spec: MethodSpec, params: Any, running: Callable[[], Awaitable[Any]] | None = None
+    ) -> None:
+        """Run the request's handler and send its answer, in the request's own task (whose
+        context, copied when it was created, holds the request's ``current_request``).
+        ``running``: the rest of the handler's work, as its immediate handler left it,
+        awaited in place of ``call_handler`` (never with a handler_timeout: see
+        immediate_handler). A partial, not a coroutine: a task cancelled before it starts
+        leaves no coroutine unawaited."""
         frame: bytes | None = None
         try:
-            if self.handler_timeout is None:
+            if running is not None:
+                result = await running()
+            elif self.handler_timeout is None:
                 result = await self.call_handler(spec, params)
             else:
                 async with asyncio.timeout(self.handler_timeout):
@@ -403,7 +427,12 @@ class Session:
             self._start_queued()
         if frame is not None and self.is_open:
             try:
-                await self.transport.send(frame, related=rid, final=True)
+                # send() is send_now() then, when told to, drain(): called here without
+                # the coroutine between (see plain_send, and _dispatch for a spy's send).
+                if self._send_now is None or "send" in self._transport_attributes:
+                    await self.transport.send(frame, related=rid, final=True)
+                elif not self._send_now(frame, related=rid, final=True):
+                    await self.transport.drain()  # type: ignore[attr-defined]
             except ConnectionError:
                 pass
 

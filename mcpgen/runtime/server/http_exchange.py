@@ -109,22 +109,21 @@ async def post(
         await respond(send, 200 if code is None else http_status(code), frame)
         return
     pending = answer
-    disconnected = asyncio.ensure_future(_disconnect(receive))
+    disconnected: asyncio.Future[None] | None = None
     gate = slots if slots is not None and env.method not in _UNBOUNDED else None
-    if gate is not None and not await take_slot(gate, disconnected):
-        close = getattr(pending, "close", None)
-        if close is not None:
-            close()  # never started: closed unrun
-        gone = disconnected.done()
-        disconnected.cancel()
-        if not gone:
-            busy = error_frame(SERVER_BUSY, "Server busy: too many requests in flight; retry later", env.id)
-            await respond(send, 200, busy)
-        return
-
-    if queue is None:
-        queue = asyncio.Queue()
-    frames = queue
+    if gate is not None and not gate.take():
+        # No free slot: wait in line, watching for the client going away meanwhile.
+        disconnected = asyncio.ensure_future(_disconnect(receive))
+        if not await take_slot(gate, disconnected):
+            close = getattr(pending, "close", None)
+            if close is not None:
+                close()  # never started: closed unrun
+            gone = disconnected.done()
+            disconnected.cancel()
+            if not gone:
+                busy = error_frame(SERVER_BUSY, "Server busy: too many requests in flight; retry later", env.id)
+                await respond(send, 200, busy)
+            return
 
     async def run() -> tuple[bytes, int | None]:
         try:
@@ -132,20 +131,37 @@ async def post(
         finally:
             if gate is not None:
                 gate.leave()
-            frames.put_nowait(_END)
+            if queue is not None:  # someone waits for frames (else the result is read off the task)
+                queue.put_nowait(_END)
 
     task = asyncio.ensure_future(run())
     try:
-        first = await next_frame(frames, disconnected)
+        if disconnected is None:
+            # Most handlers finish (an async def that awaits nothing slow) or send their
+            # first message in their task's first step: let it take that step before
+            # setting up the wait (a task watching for a disconnect, a queue, asyncio.wait),
+            # which only a handler still running needs.
+            await asyncio.sleep(0)
+            if queue is None and task.done():
+                frame, code = task.result()
+                await respond(send, 200 if code is None else http_status(code), frame)
+                return
+            disconnected = asyncio.ensure_future(_disconnect(receive))
+        if queue is None:
+            queue = asyncio.Queue()
+            if task.done():
+                queue.put_nowait(_END)  # it ended before there was a queue to say so
+        first = await next_frame(queue, disconnected)
         if first is None:
             return  # the client went away before anything was sent
         if first is _END:
             frame, code = task.result()
             await respond(send, 200 if code is None else http_status(code), frame)
             return
-        await _stream(first, frames, task, disconnected, send)
+        await _stream(first, queue, task, disconnected, send)
     finally:
-        disconnected.cancel()
+        if disconnected is not None:
+            disconnected.cancel()
         if not task.done():
             task.cancel()  # the client closed the stream: that cancels the request
         with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -30,6 +30,7 @@ import os
 import re
 import typing
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -859,27 +860,39 @@ class Server:
         started = self._tool_call(params)
         if isinstance(started, CallToolResult):
             return started  # the arguments were refused
-        entry, kwargs = started
+        return await self._run_tool(*started)
+
+    async def _run_tool(self, entry: ToolEntry, kwargs: dict[str, Any]) -> CallToolResult:
+        """Run a tool whose arguments are decoded, and make its result."""
         try:
-            value = await self._invoke(
-                entry.fn, entry.signature, entry.in_thread, kwargs, f"tool {entry.definition.name}"
-            )
+            sig = entry.signature
+            if sig.is_async and sig.context_param is None:
+                # The common case (an async def without a Context) awaited right here: no
+                # coroutine of _invoke's between, no label formatted for it.
+                value = await entry.fn(**kwargs)
+            else:
+                value = await self._invoke(entry.fn, sig, entry.in_thread, kwargs, f"tool {entry.definition.name}")
         except Exception as exc:
             return self._tool_failed(entry, exc)
         return self._tool_result(entry, value)
 
     def call_tool_now(self, params: CallToolRequestParams) -> CallToolResult:
-        """``call_tool`` for a tool declared ``blocking=False``, without awaiting anything
-        (the session serves these on the spot); :data:`NOT_NOW` for any other tool (async,
-        run in the thread pool) and for one that takes a :class:`Context` (its
-        cancellation state belongs to a task of its own)."""
+        """``call_tool`` without awaiting anything, for the session to call as it reads the
+        request: the result of a tool declared ``blocking=False`` (or the error refusing
+        the arguments of any tool); for any other tool, a partial making the coroutine that
+        runs it, its arguments decoded (the session awaits it in the request's own task: no
+        ``call_handler``, ``dispatch`` and ``call_tool`` coroutines in between, the same
+        steps as ``call_tool``'s otherwise); :data:`NOT_NOW` for a task-capable tool (the
+        tasks extension decides how it runs) and an unknown one (``call_tool`` says so)."""
         entry = self._tools.get(params.name)
-        if entry is not None and not entry.now:
+        if entry is not None and entry.task is not None:
             return NOT_NOW  # type: ignore[no-any-return]
         started = self._tool_call(params, entry)
         if isinstance(started, CallToolResult):
             return started
         found, kwargs = started
+        if not found.now:
+            return partial(self._run_tool, found, kwargs)  # type: ignore[return-value]
         try:
             value = found.fn(**kwargs)
         except Exception as exc:

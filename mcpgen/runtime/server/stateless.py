@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -247,7 +248,9 @@ class StatelessServer:
             return self._failure(rid, env.method, exc)
         if frame is None:
             return self._served(request, params)
-        return frame, None
+        if frame.__class__ is tuple:  # the handler's work, its params read: run in a task
+            return self._finish(request, params, *frame)
+        return frame, None  # type: ignore[return-value]
 
     async def _served(self, request: StatelessRequest, params: Any) -> tuple[bytes, int | None]:
         # The server's handler_timeout bounds each handler, as in the handshake era (a
@@ -447,16 +450,21 @@ class StatelessServer:
             current_request.reset(token)
         return self._result(request, params, result)
 
-    def dispatch_now(self, request: StatelessRequest, params: Any) -> bytes | None:
+    def dispatch_now(
+        self, request: StatelessRequest, params: Any
+    ) -> bytes | tuple[RequestContext, Callable[[], Awaitable[Any]]] | None:
         """:meth:`dispatch` on the spot, when the server has a synchronous handler for the
-        method and it answers this request at once; None when it must be awaited."""
+        method and it answers this request at once; None when it must be awaited. When
+        the handler left the rest of its work to a task (a partial: see NOT_NOW), the
+        request context and that work, for :meth:`_finish`."""
         plan = self._plans.get(request.method)  # None for tasks/*, which are never answered on the spot
         immediate = plan.immediate if plan is not None else None
         if immediate is None:
             return None
         # Around the handler: the request context it sees (a plain try, not a context
         # manager: this runs for every request answered on the spot).
-        token = current_request.set(self.context(request, params))
+        context = self.context(request, params)
+        token = current_request.set(context)
         try:
             result = immediate(params)
         except McpError as exc:
@@ -467,7 +475,39 @@ class StatelessServer:
             current_request.reset(token)
         if result is NOT_NOW:
             return None
+        if result.__class__ is partial:
+            return context, result
         return self._result(request, params, result)
+
+    async def _finish(
+        self,
+        request: StatelessRequest,
+        params: Any,
+        context: RequestContext,
+        running: Callable[[], Awaitable[Any]],
+    ) -> tuple[bytes, int | None]:
+        """:meth:`_served` for a request whose handler left the rest of its work to a task
+        (``running``), in ``context``, as :meth:`dispatch` would set it."""
+        current_request.set(context)  # in the request's own task: nothing to reset
+        limit = self.server.session_options.get("handler_timeout")
+        try:
+            if limit is None:
+                result = await running()
+            else:
+                async with asyncio.timeout(limit):
+                    result = await running()
+            return self._result(request, params, result), None
+        except TimeoutError:
+            log.error("mcpgen: %s handler timed out after %s s", request.method, limit)
+            return error_frame(
+                INTERNAL_ERROR, f"Internal error: no result within {limit:g} s", request.id
+            ), INTERNAL_ERROR
+        except McpError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:  # -32602 in this era (the handlers raise -32002)
+                exc = McpError(INVALID_PARAMS, exc.message, exc.data)
+            return self._failure(request.id, request.method, exc)
+        except Exception as exc:
+            return self._failure(request.id, request.method, exc)
 
     def _result(self, request: StatelessRequest, params: Any, result: Any) -> bytes:
         """The result frame, once the handler's result is checked to be of its method's type
