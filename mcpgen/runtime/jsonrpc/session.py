@@ -489,6 +489,19 @@ class Session:
         task = self._inflight.get(rid)
         if task is not None:
             task.cancel()
+            task.add_done_callback(functools.partial(self._cancelled_task_done, rid))
+
+    def _cancelled_task_done(self, rid: RequestId, task: asyncio.Task[Any]) -> None:
+        """A cancelled request's task has ended. One cancelled before its first step ran
+        none of ``_serve`` (a cancellation read in the same batch as its request): free
+        its slot and end what waits for its answer here, as ``_serve`` would have."""
+        if self._inflight.get(rid) is not task:
+            return  # _serve ran and cleaned up
+        del self._inflight[rid]
+        abandon = getattr(self.transport, "abandon", None)
+        if abandon is not None:
+            abandon(rid)
+        self._start_queued()
 
     def _on_progress(self, params: Any) -> None:
         callback = self.progress_handlers.get(params.progress_token)

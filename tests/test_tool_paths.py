@@ -1,0 +1,280 @@
+"""The default tool paths (an ``async def`` tool, a plain ``def`` in the thread pool) are
+started as the request is read: the arguments are decoded on the spot and the request's
+task awaits the tool itself. Whatever the shortcut, a tool keeps what a task of its own
+gives it, in both eras: ``Context.current()``, cancellation by the client, the server's
+``handler_timeout``, progress, ``asyncio.timeout`` bound to its own task. Over HTTP in the
+stateless era, a tool that finishes in its first step is answered as plain JSON without a
+task watching the connection, and a slow one is still cancelled when its client leaves.
+(Speed is measured by bench/, never asserted here.)"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from mcpgen import Client, Context, Server
+from mcpgen.generated import CallToolResult, TextContent
+from mcpgen.runtime.errors import RequestTimeout
+from mcpgen.runtime.jsonrpc.session import current_request
+from mcpgen.runtime.jsonrpc.transport import memory_pair
+from mcpgen.runtime.server.session import ServerSession
+from tests.era import CAPABILITIES, MODERN
+from tests.http_server import free_port
+
+pytestmark = pytest.mark.anyio
+ERAS = ("handshake", "stateless")
+
+
+def text(result: CallToolResult) -> str:
+    assert result.is_error is not True, result
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+class Seen:
+    """What the tools below saw, for the tests to check."""
+
+    def __init__(self) -> None:
+        self.tasks: list[asyncio.Task[Any] | None] = []
+        self.threads: list[threading.Thread] = []
+        self.cancelled: asyncio.Event | None = None
+        self.started: asyncio.Event | None = None
+
+    def arm(self) -> None:
+        self.cancelled, self.started = asyncio.Event(), asyncio.Event()
+
+
+def make_server(seen: Seen, **options: Any) -> Server:
+    server = Server("paths", **options)
+
+    @server.tool()
+    async def who(text: str) -> str:
+        """The request id Context.current() finds, from an async def without a Context."""
+        seen.tasks.append(asyncio.current_task())
+        request = current_request.get()
+        assert request is not None
+        assert Context.current().request_id == request.request_id
+        return f"{text}:{Context.current().request_id}"
+
+    @server.tool()
+    async def who_with_context(text: str, ctx: Context) -> str:
+        seen.tasks.append(asyncio.current_task())
+        assert Context.current().request_id == ctx.request_id
+        return f"{text}:{ctx.request_id}"
+
+    @server.tool()
+    def pooled(text: str) -> str:
+        """A plain def: in a worker thread, where Context.current() still finds the request."""
+        seen.threads.append(threading.current_thread())
+        return f"{text}:{Context.current().request_id}"
+
+    @server.tool()
+    async def hangs(text: str) -> str:
+        assert seen.started is not None and seen.cancelled is not None
+        seen.started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.cancelled.set()
+            raise
+        return text
+
+    @server.tool()
+    async def counts(steps: int, ctx: Context) -> str:
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps)
+        return "counted"
+
+    @server.tool()
+    async def own_timeout(text: str) -> str:
+        """asyncio.timeout, entered before the tool first waits, must cancel this task only."""
+        try:
+            async with asyncio.timeout(0.05):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            return f"{text}: timed out alone"
+        return "not timed out"
+
+    return server
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_context_and_a_task_of_its_own_for_every_call(era: str) -> None:
+    seen = Seen()
+    async with Client(make_server(seen), era=era) as client:
+        for i in range(3):
+            assert text(await client.call_tool("who", {"text": f"a{i}"})).startswith(f"a{i}:")
+            assert text(await client.call_tool("who_with_context", {"text": f"c{i}"})).startswith(f"c{i}:")
+            assert text(await client.call_tool("pooled", {"text": f"p{i}"})).startswith(f"p{i}:")
+        # Arguments are still checked first, on the spot: an error result, no task.
+        refused = await client.call_tool("who", {"text": 5})
+        assert refused.is_error is True
+    # Six calls, six tasks, none shared.
+    assert len(seen.tasks) == 6 and None not in seen.tasks and len(set(map(id, seen.tasks))) == 6
+    assert all(t is not threading.main_thread() for t in seen.threads)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_client_that_gives_up_cancels_the_tool(era: str) -> None:
+    seen = Seen()
+    seen.arm()
+    assert seen.cancelled is not None and seen.started is not None
+    async with Client(make_server(seen), era=era) as client:
+        with pytest.raises(RequestTimeout):
+            await client.call_tool("hangs", {"text": "x"}, timeout=0.2)
+        await asyncio.wait_for(seen.cancelled.wait(), 5)
+        # The session goes on serving.
+        assert text(await client.call_tool("who", {"text": "after"})).startswith("after:")
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_the_handler_timeout_bounds_an_async_tool(era: str) -> None:
+    seen = Seen()
+    seen.arm()
+    assert seen.cancelled is not None
+    async with Client(make_server(seen, handler_timeout=0.2), era=era) as client:
+        with pytest.raises(Exception, match="no result within"):
+            await client.call_tool("hangs", {"text": "x"}, timeout=10)
+        await asyncio.wait_for(seen.cancelled.wait(), 5)
+        assert text(await client.call_tool("who", {"text": "after"})).startswith("after:")
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_progress_from_an_async_tool(era: str) -> None:
+    reports: list[tuple[float, float | None]] = []
+
+    def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total))
+
+    async with Client(make_server(Seen()), era=era) as client:
+        result = await client.call_tool("counts", {"steps": 3}, on_progress=on_progress)
+        assert text(result) == "counted"
+        for _ in range(50):  # notifications may trail the result by a turn of the loop
+            if len(reports) == 3:
+                break
+            await asyncio.sleep(0.01)
+    assert reports == [(1, 3), (2, 3), (3, 3)]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_asyncio_timeout_in_a_tool_cancels_that_tool_only(era: str) -> None:
+    async with Client(make_server(Seen()), era=era) as client:
+        results = await asyncio.gather(*(client.call_tool("own_timeout", {"text": f"t{i}"}) for i in range(5)))
+        assert [text(r) for r in results] == [f"t{i}: timed out alone" for i in range(5)]
+        assert text(await client.call_tool("who", {"text": "after"})).startswith("after:")
+
+
+async def test_a_request_cancelled_before_its_task_starts_frees_its_id_and_slot() -> None:
+    """The request and its cancellation read in one batch: the task is cancelled before its
+    first step, so none of the code that would free its slot runs there; the slot is freed
+    anyway, and the id may be used again."""
+    seen = Seen()
+    seen.arm()
+    ours, theirs = memory_pair()
+    session = ServerSession(ours, make_server(seen))
+    serving = asyncio.get_running_loop().create_task(session.run())
+    try:
+        await theirs.send(
+            b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+            b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+        )
+        assert b'"result"' in ((await asyncio.wait_for(theirs.receive(), 5)) or b"")
+        session.on_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        call = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hangs","arguments":{"text":"x"}}}'
+        session.on_frame(call)
+        session.on_frame(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}')
+        for _ in range(100):
+            if not session._inflight:  # noqa: SLF001
+                break
+            await asyncio.sleep(0.01)
+        assert not session._inflight  # noqa: SLF001
+        assert not seen.started.is_set()  # type: ignore[union-attr]
+        # Id 7 is free again: a new request with it is served, not refused as in use.
+        session.on_frame(
+            b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"who","arguments":{"text":"again"}}}'
+        )
+        answer = await asyncio.wait_for(theirs.receive(), 5)
+        assert answer is not None and b'"again:7"' in answer, answer
+    finally:
+        await theirs.close()
+        await asyncio.wait_for(serving, 5)
+
+
+# ---------------------------------------------------------------- HTTP, stateless era
+
+
+@contextlib.asynccontextmanager
+async def serving_http(server: Server) -> Any:
+    port = free_port()
+    config = uvicorn.Config(server.http_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    web = uvicorn.Server(config)
+    task = asyncio.get_running_loop().create_task(web.serve())
+    try:
+        for _ in range(500):
+            if web.started:
+                break
+            await asyncio.sleep(0.01)
+        assert web.started
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        web.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+def stateless_call(
+    rid: int, name: str, arguments: dict[str, Any], **meta: Any
+) -> tuple[dict[str, Any], dict[str, str]]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
+                **meta,
+            },
+        },
+    }
+    headers = {
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+        "Accept": "application/json, text/event-stream",
+    }
+    return body, headers
+
+
+async def test_http_async_tools_answer_with_json_stream_progress_and_stop_when_the_client_leaves() -> None:
+    seen = Seen()
+    seen.arm()
+    assert seen.cancelled is not None and seen.started is not None
+    async with serving_http(make_server(seen)) as url, httpx.AsyncClient(timeout=10) as http:
+        body, headers = stateless_call(1, "who", {"text": "hi"})
+        quick = await http.post(url, json=body, headers=headers)
+        assert quick.status_code == 200 and quick.headers["content-type"].startswith("application/json")
+        assert quick.json()["result"]["content"][0]["text"] == "hi:1"
+        body, headers = stateless_call(2, "own_timeout", {"text": "t"})
+        waited = await http.post(url, json=body, headers=headers)
+        assert waited.json()["result"]["content"][0]["text"] == "t: timed out alone"
+        body, headers = stateless_call(3, "counts", {"steps": 2}, progressToken="p")
+        streamed = await http.post(url, json=body, headers=headers)
+        assert streamed.headers["content-type"].startswith("text/event-stream")
+        assert streamed.text.count('"notifications/progress"') == 2 and '"counted"' in streamed.text
+        body, headers = stateless_call(4, "hangs", {"text": "x"})
+        with pytest.raises(httpx.ReadTimeout):
+            await http.post(url, json=body, headers=headers, timeout=httpx.Timeout(10, read=0.3))
+        await asyncio.wait_for(seen.started.wait(), 5)
+        await asyncio.wait_for(seen.cancelled.wait(), 5)  # the client left: the tool is cancelled
+        body, headers = stateless_call(5, "pooled", {"text": "p"})
+        pooled = await http.post(url, json=body, headers=headers)
+        assert pooled.json()["result"]["content"][0]["text"] == "p:5"
