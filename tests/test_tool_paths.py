@@ -278,3 +278,28 @@ async def test_http_async_tools_answer_with_json_stream_progress_and_stop_when_t
         body, headers = stateless_call(5, "pooled", {"text": "p"})
         pooled = await http.post(url, json=body, headers=headers)
         assert pooled.json()["result"]["content"][0]["text"] == "p:5"
+
+
+# ---------------------------------------------------------------- the thread pool
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_many_pooled_calls_at_once_each_get_their_own_answer(era: str) -> None:
+    """Results come back from the workers in batches: none is lost or crossed, even with
+    far more calls in flight than workers."""
+    seen = Seen()
+    async with Client(make_server(seen, max_threads=3), era=era) as client:
+        results = await asyncio.gather(*(client.call_tool("pooled", {"text": f"p{i}"}) for i in range(200)))
+    assert [text(r).split(":")[0] for r in results] == [f"p{i}" for i in range(200)]
+    assert len({t.name for t in seen.threads}) <= 3
+
+
+def test_one_server_serves_pooled_calls_on_one_event_loop_after_another() -> None:
+    server = make_server(Seen())
+
+    async def twice() -> list[str]:
+        async with Client(server) as client:
+            return [text(await client.call_tool("pooled", {"text": str(i)})) for i in range(2)]
+
+    for _ in range(2):  # a new event loop each time: results go to the loop that waits
+        assert [t.split(":")[0] for t in asyncio.run(twice())] == ["0", "1"]

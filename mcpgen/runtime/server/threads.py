@@ -26,9 +26,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from mcpgen.runtime.server.context import Context, handler_context
 
@@ -50,6 +53,8 @@ class ThreadPool:
             raise ValueError("max_threads must be at least 1")
         self.max_threads = max_threads
         self._executor: ThreadPoolExecutor | None = None
+        # Per event loop serving this server: the results its workers hand back.
+        self._deliveries: WeakKeyDictionary[asyncio.AbstractEventLoop, _Deliveries] = WeakKeyDictionary()
 
     async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any], context: Context, label: str) -> Any:
         """``fn(**kwargs)`` in a worker thread, with this task's context variables (the
@@ -62,12 +67,19 @@ class ThreadPool:
             self._executor = ThreadPoolExecutor(self.max_threads, thread_name_prefix="mcpgen-handler")
         variables = contextvars.copy_context()
         variables.run(handler_context.set, context)
-        future = self._executor.submit(lambda: variables.run(fn, **kwargs))
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+        future = self._executor.submit(_call, variables, fn, kwargs)
+        deliveries = self._deliveries.get(loop)
+        if deliveries is None:
+            deliveries = self._deliveries[loop] = _Deliveries(loop)
+        future.add_done_callback(partial(deliveries.add, waiter))
         try:
-            return await asyncio.wrap_future(future)
+            return await waiter
         except asyncio.CancelledError:
-            # Cancelling the wrapper cancelled the call if no worker had taken it yet;
-            # otherwise it runs on, and only the function itself can cut it short.
+            # Cancelled before a worker took it: it never starts. Otherwise it runs on,
+            # and only the function itself can cut it short.
+            future.cancel()
             context.abandon()
             if not future.cancelled():
                 future.add_done_callback(lambda done: _finished_late(done, label))
@@ -78,6 +90,53 @@ class ThreadPool:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
+
+
+def _call(variables: contextvars.Context, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """In a worker thread: ``fn(**kwargs)`` with the request's context variables."""
+    return variables.run(fn, **kwargs)
+
+
+class _Deliveries:
+    """Results of calls finished in worker threads, handed to one event loop in batches.
+
+    ``asyncio.wrap_future`` wakes the event loop once per result (a write to its wake-up
+    pipe, then a turn of the loop to read it); with many calls in flight most of those
+    wake-ups are for results the loop would have picked up in the same turn. Here a worker
+    only wakes the loop when no hand-over is already scheduled: the loop takes every result
+    ready by then at once. A worker appends before it looks at ``scheduled``, and the loop
+    clears ``scheduled`` before it takes what is ready, so no result is left behind."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.ready: deque[tuple[asyncio.Future[Any], Future[Any]]] = deque()
+        self.scheduled = False
+
+    def add(self, waiter: asyncio.Future[Any], done: Future[Any]) -> None:
+        """A call has finished (in its worker thread, or here if it was cancelled)."""
+        self.ready.append((waiter, done))
+        if not self.scheduled:
+            self.scheduled = True
+            try:
+                self.loop.call_soon_threadsafe(self.deliver)
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                self.ready.clear()
+
+    def deliver(self) -> None:
+        self.scheduled = False
+        ready = self.ready
+        while ready:
+            waiter, done = ready.popleft()
+            if waiter.done():
+                continue  # its caller stopped waiting
+            if done.cancelled():
+                waiter.cancel()
+                continue
+            exc = done.exception()
+            if exc is None:
+                waiter.set_result(done.result())
+            else:
+                waiter.set_exception(exc)
 
 
 def _finished_late(future: Future[Any], label: str) -> None:
