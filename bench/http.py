@@ -1,28 +1,34 @@
-"""``tools/call`` over Streamable HTTP: mcpgen next to the official MCP SDK.
+"""``tools/call`` over Streamable HTTP: mcpgen next to the official MCP SDKs.
 
-Two servers expose the same tool, ``echo(text: str) -> str``, over Streamable HTTP, each
-served by uvicorn (1 worker, log level warning) on a free port on 127.0.0.1, as its own
-subprocess:
+Four servers expose the same tools, ``echo(text: str) -> str`` and its kinds, over
+Streamable HTTP on a free port on 127.0.0.1, each as its own subprocess:
 
-* ``mcpgen``: ``mcpgen.Server`` via ``server.run("http", ...)``
-  (``bench/servers/mcpgen_http.py``);
-* ``SDK``: the official SDK's high-level ``mcp.server.mcpserver.MCPServer`` (formerly
-  FastMCP) via ``server.run("streamable-http", ...)`` (``bench/servers/sdk_http.py``);
+* ``mcpgen``: ``mcpgen.Server`` via ``server.run("http", ...)`` (uvicorn, 1 worker, log
+  level warning; ``bench/servers/mcpgen_http.py``);
+* ``SDK``: the official Python SDK's high-level ``mcp.server.mcpserver.MCPServer``
+  (formerly FastMCP) via ``server.run("streamable-http", ...)`` (``bench/servers/sdk_http.py``);
+* ``TS SDK``: the TypeScript SDK v2's ``createMcpHandler`` (``@modelcontextprotocol/server``)
+  under ``node:http`` through ``@modelcontextprotocol/node``'s ``toNodeHandler``
+  (``bench/servers/ts/http.mjs``; installed with ``npm ci`` on first use, see
+  ``bench/ts_peer.py``). It serves handshake-era requests statelessly (its legacy
+  fallback: a fresh server per request, no session id), the stateless era on its modern path;
 * ``raw``: a trivial raw-ASGI app that fakes just enough MCP (``bench/servers/raw_http.py``)
   under the same uvicorn: the ceiling of this load generator plus uvicorn on this box.
 
-Each server runs in four modes, restarted for each: ``json`` (JSON responses:
-``json_response=True``), ``sse`` (the default, where a POST may be answered with an
-event stream; the SDK always streams, mcpgen streams only when a handler sends something
-before its result, so its echo answers stay ``application/json``: the ``response`` column
-shows what came back) and ``progress`` (the default setting again, but each call goes to
-``echo_progress`` with a ``progressToken``: the tool reports progress once before its
-result, so both servers answer with an event stream carrying the notification and then
-the result; a call whose stream lacks the notification counts as an error) and
-``thread`` (the default setting again, each call going to ``echo_threaded``: for mcpgen a
-plain ``def`` left to its thread pool, where ``echo`` is declared ``blocking=False`` and
-answered on the spot; the SDK runs every synchronous tool, ``echo`` included, in a worker
-thread, so for it the two are the same).
+Each server runs in five modes, restarted for each: ``async`` (JSON responses, each call
+going to ``echo_async``: an ``async def``, the default path of a user's tool), ``json``
+(JSON responses: ``json_response=True``; ``echo``, which mcpgen declares
+``blocking=False`` and answers on the spot), ``sse`` (the default, where a POST may be
+answered with an event stream; the Python SDK streams in the handshake era, mcpgen only
+when a handler sends something before its result, so its echo answers stay
+``application/json``: the ``response`` column shows what came back) and ``progress`` (the
+default setting again, but each call goes to ``echo_progress`` with a ``progressToken``:
+the tool reports progress once before its result, so every server answers with an event
+stream carrying the notification and then the result; a call whose stream lacks the
+notification counts as an error) and ``thread`` (the default setting again, each call
+going to ``echo_threaded``: for mcpgen a plain ``def`` left to its thread pool; the Python
+SDK runs every synchronous tool, ``echo`` included, in a worker thread; the TypeScript
+SDK's is its async handler again).
 
 One load generator, written below, drives them all: a minimal HTTP/1.1 client on asyncio
 protocols (uvloop when installed), one keep-alive connection per request in flight, in
@@ -53,7 +59,8 @@ the response). Every response is checked: HTTP 200, our id, a result that is not
 and our text echoed back; failures are counted.
 
 Reported per (server, mode, concurrency): requests/s, p50 and p99 latency, the server
-process's CPU time per call and CPU use, the load generator's CPU use; then mcpgen ÷ SDK.
+process's CPU time per call and CPU use, the load generator's CPU use; then mcpgen ÷ SDK
+and mcpgen ÷ TS SDK (and the RSS of each after the async run with 32 in flight).
 The load generator and the server run on CPUs of their own (the server on the last CPU
 this process may use, the load generator on the others; ``--no-pin`` leaves them to the
 kernel, which on the 2-core box sometimes let them share one CPU for a whole run): the
@@ -102,13 +109,22 @@ from typing import Any
 import msgspec
 
 HERE = Path(__file__).resolve().parent
+sys.path.append(str(HERE))  # after the standard library's paths: this folder's http.py shadows nothing
+import ts_peer  # noqa: E402
+
 SERVERS: dict[str, Path] = {
     "raw": HERE / "servers" / "raw_http.py",
     "mcpgen": HERE / "servers" / "mcpgen_http.py",
     "SDK": HERE / "servers" / "sdk_http.py",
+    "TS SDK": HERE / "servers" / "ts" / "http.mjs",
 }
-MODES = ("json", "sse", "progress", "thread")
-TOOL = {"json": "echo", "sse": "echo", "progress": "echo_progress", "thread": "echo_threaded"}
+TS = "TS SDK"
+# The TypeScript SDK serves handshake-era requests statelessly (createMcpHandler's legacy
+# fallback: a fresh instance per request): its initialize answer carries no session id.
+SESSIONLESS = {TS}
+MODES = ("async", "json", "sse", "progress", "thread")
+TOOL = {"async": "echo_async", "json": "echo", "sse": "echo", "progress": "echo_progress", "thread": "echo_threaded"}
+JSON_MODES = {"async", "json"}  # the modes whose server answers with JSON (json_response=True)
 CONCURRENCY = (1, 32)
 CALLS = {1: 4_000, 32: 40_000}
 WARMUP = {1: 400, 32: 2_000}
@@ -173,8 +189,10 @@ def rss_mib(pid: int) -> float:
 class ServerProcess:
     def __init__(self, script: Path, mode: str, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
-        argv = [sys.executable, str(script), str(self.port)]
-        if mode == "json":
+        # The TypeScript SDK's server runs on Node (installed on first use: ts_peer).
+        command = ts_peer.node_command(script.name) if script.suffix == ".mjs" else [sys.executable, str(script)]
+        argv = [*command, str(self.port)]
+        if mode in JSON_MODES:
             argv.append("--json-response")
         self.proc = subprocess.Popen(
             argv, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL, preexec_fn=_pin_server
@@ -335,8 +353,11 @@ class Session:
     Requests are written as bytes and responses parsed by ``parse_response`` above: the
     same few microseconds of client work per call whichever server answers."""
 
-    def __init__(self, url: str, concurrency: int, mode: str = "sse", era: str = PROTOCOL) -> None:
+    def __init__(
+        self, url: str, concurrency: int, mode: str = "sse", era: str = PROTOCOL, sessionless: bool = False
+    ) -> None:
         self.url = url
+        self.sessionless = sessionless  # a handshake-era server that keeps no session (SESSIONLESS)
         self.mode = mode
         self.stateless = era != PROTOCOL
         # The stateless era's envelope, the same on every request (a client that has
@@ -398,10 +419,12 @@ class Session:
             raise CallError(f"initialize: HTTP {response.status}: {response.body[:200]!r}")
         session_id = response.headers.get("mcp-session-id")
         message, _ = self._read(response, 0)
-        if session_id is None:
+        if session_id is None and not self.sessionless:
             raise CallError("initialize: no Mcp-Session-Id")
         result = message["result"]
-        self.headers = {**self.headers, "mcp-session-id": session_id, "mcp-protocol-version": result["protocolVersion"]}
+        self.headers = {**self.headers, "mcp-protocol-version": result["protocolVersion"]}
+        if session_id is not None:
+            self.headers["mcp-session-id"] = session_id
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         response = await self.post(encode(note))
         if response.status != 202:
@@ -521,7 +544,7 @@ async def bench_server(
         next_id = 1
         headers: dict[str, str] | None = None  # the MCP session's, once initialized
         for concurrency in concurrencies:
-            session = Session(server.url, concurrency, mode, era)
+            session = Session(server.url, concurrency, mode, era, name in SESSIONLESS)
             try:
                 if session.stateless:
                     pass  # nothing to open: every request stands alone
@@ -567,10 +590,10 @@ async def bench_server(
 
 
 async def cold_start(name: str, era: str, env: dict[str, str] | None = None) -> float:
-    """Seconds from spawning ``name`` (json mode) to the answer to its first request:
+    """Seconds from spawning ``name`` (async mode) to the answer to its first request:
     ``initialize``, or in the stateless era the first ``tools/call``."""
     started = time.perf_counter()
-    server = ServerProcess(SERVERS[name], "json", env)
+    server = ServerProcess(SERVERS[name], "async", env)
     try:
         while True:  # connect every 5 ms until the server listens
             if server.proc.poll() is not None:
@@ -584,7 +607,7 @@ async def cold_start(name: str, era: str, env: dict[str, str] | None = None) -> 
                 continue
             writer.close()
             break
-        session = Session(server.url, 1, "json", era)
+        session = Session(server.url, 1, "async", era, name in SESSIONLESS)
         try:
             if session.stateless:
                 await session.call(1, "cold")
@@ -620,15 +643,21 @@ async def cold_starts(names: list[str], era: str, count: int) -> tuple[dict[str,
 
 
 def cold_table(found: dict[str, list[float]]) -> str:
-    lines = ["cold start, spawn to first answer (ms):   best   median   median mcpgen÷raw (target <= 1.3x)"]
-    raw = found.get("raw")
+    lines = [
+        "cold start, spawn to first answer (ms):   best   median   median mcpgen÷raw (target <= 1.3x)"
+        f"   mcpgen÷{TS} (target <= {TS_TARGETS['cold']:g}x)"
+    ]
+    raw, ts = found.get("raw"), found.get(TS)
     for name, ms in found.items():
         if not ms:
             continue
-        share = ""
+        share = vs_ts = ""
         if name == "mcpgen" and raw:
             share = f"{statistics.median(ms) / statistics.median(raw):.2f}x"
-        lines.append(f"  {name:<38} {min(ms):6.1f}  {statistics.median(ms):7.1f}   {share}")
+        if name == "mcpgen" and ts:
+            ratio = statistics.median(ms) / statistics.median(ts)
+            vs_ts = f"{ratio:.2f}x" + (" !" if ratio > TS_TARGETS["cold"] else "")
+        lines.append(f"  {name:<38} {min(ms):6.1f}  {statistics.median(ms):7.1f}   {share:>44}   {vs_ts:>24}")
     return "\n".join(lines)
 
 
@@ -686,32 +715,56 @@ def table(cells: list[Cell]) -> str:
 # What mcpgen is judged on in the stateless era with 32 in flight: req/s at least this many
 # times the SDK's, and at least this share of the raw server's.
 STATELESS_TARGETS = {"vs_sdk": 10.0, "of_raw": 0.8}
+# ... and against the TypeScript SDK with async def tools (issue 28), in both eras: req/s
+# mcpgen÷TS at 1 and at 32 in flight; cold start and RSS mcpgen÷TS at most these.
+TS_TARGETS: dict[Any, float] = {1: 1.3, 32: 7.0, "cold": 0.5, "rss": 0.3}
 
 
 def ratios(cells: list[Cell], era: str = PROTOCOL) -> str:
     by = {(c.server, c.mode, c.concurrency): c for c in cells}
     judged = era != PROTOCOL
-    lines = ["mode  conc  req/s mcpgen÷SDK  p50 SDK÷mcpgen  srv CPU/call SDK÷mcpgen  mcpgen % of raw ceiling"]
+    lines = [
+        f"mode      conc  req/s mcpgen÷SDK  req/s mcpgen÷{TS}  p50 SDK÷mcpgen  p50 {TS}÷mcpgen"
+        f"  srv CPU/call SDK÷mcpgen  srv CPU/call {TS}÷mcpgen  mcpgen % of raw ceiling"
+    ]
     for mode in MODES:
         for conc in CONCURRENCY:
-            m, s, r = by.get(("mcpgen", mode, conc)), by.get(("SDK", mode, conc)), by.get(("raw", mode, conc))
-            if m is None or s is None:
+            m, s, r, t = (by.get((name, mode, conc)) for name in ("mcpgen", "SDK", "raw", TS))
+            if m is None or (s is None and t is None):
                 continue
             ceiling = f"{m.rps / r.rps * 100:.0f}%" if r is not None and r.rps else "-"
-            vs_sdk = times(m.rps, s.rps)
-            if judged and conc == 32:
+            vs_sdk = times(m.rps, s.rps) if s is not None else "-"
+            vs_ts = times(m.rps, t.rps) if t is not None else "-"
+            if judged and conc == 32 and s is not None:
                 vs_sdk += " !" if m.rps < STATELESS_TARGETS["vs_sdk"] * s.rps else "  "
                 if r is not None:
                     ceiling += " !" if m.rps < STATELESS_TARGETS["of_raw"] * r.rps else "  "
+            if mode == "async" and t is not None:
+                vs_ts += " !" if m.rps < TS_TARGETS[conc] * t.rps else "  "
             lines.append(
-                f"{mode:<4}  {conc:>4}  {vs_sdk:>17}  {times(s.p50_ms, m.p50_ms):>14}  "
-                f"{times(s.server_cpu_us_per_call, m.server_cpu_us_per_call):>23}  {ceiling:>23}"
+                f"{mode:<8}  {conc:>4}  {vs_sdk:>17}  {vs_ts:>20}  "
+                f"{times(s.p50_ms, m.p50_ms) if s else '-':>14}  {times(t.p50_ms, m.p50_ms) if t else '-':>17}  "
+                f"{times(s.server_cpu_us_per_call, m.server_cpu_us_per_call) if s else '-':>23}  "
+                f"{times(t.server_cpu_us_per_call, m.server_cpu_us_per_call) if t else '-':>26}  {ceiling:>23}"
             )
+    m, t = by.get(("mcpgen", "async", 32)), by.get((TS, "async", 32))
+    if m is not None and t is not None and t.server_rss_mib:
+        share = m.server_rss_mib / t.server_rss_mib
+        lines.append(
+            f"RSS after the async c=32 run: mcpgen {m.server_rss_mib:.0f} MiB, {TS} {t.server_rss_mib:.0f} MiB: "
+            f"mcpgen÷{TS} {share:.2f}x"
+            + (" !" if share > TS_TARGETS["rss"] else "")
+            + f" (target <= {TS_TARGETS['rss']:g}x)"
+        )
     if judged:
         lines.append(
             f"targets with 32 in flight in this era: mcpgen÷SDK >= {STATELESS_TARGETS['vs_sdk']:g}x, "
             f"mcpgen >= {STATELESS_TARGETS['of_raw']:.0%} of raw; '!' marks a miss"
         )
+    lines.append(
+        f"targets against {TS} (async mode, both eras): req/s mcpgen÷{TS} >= {TS_TARGETS[32]:g}x with 32 in flight,"
+        f" >= {TS_TARGETS[1]:g}x with 1; '!' marks a miss"
+    )
     return "\n".join(lines)
 
 
@@ -780,8 +833,10 @@ async def main() -> None:
     parser.add_argument("--quick", action="store_true", help="divide every count by 10 (same as --scale 10)")
     parser.add_argument("--scale", type=int, default=1, help="divide every count by this (default 1)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--servers", default="raw,mcpgen,SDK", help="comma-separated subset of raw,mcpgen,SDK")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of json,sse,progress,thread")
+    parser.add_argument(
+        "--servers", default=",".join(SERVERS), help=f"comma-separated subset of {','.join(SERVERS)} (all by default)"
+    )
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     parser.add_argument("--max-seconds", type=float, default=120.0, help="cap on each measured run (default 120)")
     parser.add_argument(
         "--profile", metavar="PATH", help="profile mcpgen (c=32, the first of --modes only) and print its hot spots"
@@ -822,6 +877,7 @@ async def main() -> None:
         "machine": platform.machine(),
         "mcpgen": version("mcpgen"),
         "mcp": version("mcp"),
+        "typescript sdk": ts_peer.version() if TS in args.servers.split(",") else "not run",
         "uvicorn": version("uvicorn"),
         "httptools": installed("httptools"),
         "uvloop": installed("uvloop"),
@@ -832,7 +888,7 @@ async def main() -> None:
     }
     print(
         f"Streamable HTTP tools/call echo, 127.0.0.1; Python {info['python']}, {info['cpus']} CPUs; mcpgen "
-        f"{info['mcpgen']}, mcp {info['mcp']}, uvicorn {info['uvicorn']} "
+        f"{info['mcpgen']}, mcp {info['mcp']}, TypeScript SDK: {info['typescript sdk']}, uvicorn {info['uvicorn']} "
         f"(1 worker; httptools {info['httptools']}, uvloop {info['uvloop']}); "
         f"calls c=1: {info['calls'][1]}, c=32: {info['calls'][32]} "
         f"(after {info['warmup'][1]}/{info['warmup'][32]} warm-up); "

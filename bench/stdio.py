@@ -1,15 +1,21 @@
-"""``tools/call`` round trips over stdio: mcpgen next to the official MCP SDK.
+"""``tools/call`` round trips over stdio: mcpgen next to the official MCP SDKs.
 
-Four servers expose the same tool, ``echo(text: str) -> str``, and are served over stdio:
+Five servers expose the same tools, ``echo(text: str) -> str`` in three kinds
+(``echo_async``, ``echo_threaded``, ``echo``; see ``--tool``), and are served over stdio:
 
-* ``mcpgen``: ``mcpgen.Server`` (``bench/servers/mcpgen_echo.py``), where ``echo`` is a
-  plain ``def`` declared ``blocking=False``: answered on the spot, on the event loop;
-* ``SDK low``: the SDK's low-level ``mcp.server.lowlevel.Server`` with hand-written
+* ``mcpgen``: ``mcpgen.Server`` (``bench/servers/mcpgen_echo.py``): ``echo_async`` is an
+  ``async def`` (what a user writes: run in a task of its own), ``echo_threaded`` a plain
+  ``def`` (run in the thread pool, the default for a ``def``), ``echo`` a plain ``def``
+  declared ``blocking=False`` (answered on the spot, on the event loop);
+* ``SDK low``: the Python SDK's low-level ``mcp.server.lowlevel.Server`` with hand-written
   ``tools/list`` and ``tools/call`` handlers (``bench/servers/sdk_lowlevel_echo.py``);
-* ``SDK high``: the SDK's high-level ``mcp.server.mcpserver.MCPServer``, formerly FastMCP
-  (``bench/servers/sdk_highlevel_echo.py``);
+* ``SDK high``: the Python SDK's high-level ``mcp.server.mcpserver.MCPServer``, formerly
+  FastMCP (``bench/servers/sdk_highlevel_echo.py``);
 * ``raw``: a hand-written minimal asyncio server that fakes just enough MCP
-  (``bench/servers/raw_stdio.py``): the practical limit of a Python server on this box.
+  (``bench/servers/raw_stdio.py``): the practical limit of a Python server on this box;
+* ``TS SDK``: the TypeScript SDK v2 (``@modelcontextprotocol/server``, ``serveStdio``) on
+  Node (``bench/servers/ts/stdio.mjs``; the Node project is installed with ``npm ci`` on
+  first use, see ``bench/ts_peer.py``). Its three tools are the same async handler.
 
 One raw client, written below, drives them all: it spawns the server as a subprocess and
 speaks newline-delimited JSON-RPC over its stdin/stdout (asyncio subprocess; a reader task
@@ -39,11 +45,13 @@ measures:
    first answer and after all the calls above (warm-up included: 26,000 calls, of
    which 21,000 with 64 in flight), and its peak (``VmHWM``).
 
-With ``--threaded`` every call goes to ``echo_threaded`` instead: the same function
-without ``blocking=False``, which mcpgen runs in its thread pool, as it does any plain
-``def`` by default. The SDK's high-level server runs every synchronous tool in a worker
-thread anyway (its ``echo_threaded`` is the same as its ``echo``); the low-level one has
-no such notion and answers both names from its async handler.
+``--tool`` picks the echo every call goes to: ``async`` (``echo_async``, the default),
+``thread`` (``echo_threaded``; ``--threaded`` says the same) or ``now`` (``echo``). The
+Python SDK's high-level server runs every synchronous tool in a worker thread anyway; the
+low-level one and the TypeScript one answer every name from their async handler.
+``--variants`` adds mcpgen's server once more per other tool kind (``mcpgen now``,
+``mcpgen thread``, ...), measured side by side with the rest: the cost of each path.
+``--servers`` runs a subset.
 
 Every response is checked: the id is one we sent, a ``result`` is present, it is not an
 error, its first content block is the text we sent, and in the stateless era its
@@ -54,7 +62,8 @@ Run from the repository root with the project's venv active (Linux, for ``/proc`
 
     python bench/stdio.py                     # 5,000 sequential + 20,000 pipelined calls (~4 min)
     python bench/stdio.py --quick             # every count divided by 10
-    python bench/stdio.py --threaded          # mcpgen runs the tool in its thread pool
+    python bench/stdio.py --tool now          # the blocking=False echo (--tool thread: the thread pool)
+    python bench/stdio.py --variants          # mcpgen's three tool kinds side by side with the others
     python bench/stdio.py --era 2026-07-28    # the stateless era: no handshake, _meta on every call
     python bench/stdio.py --json stdio.json   # also write the numbers as JSON
 
@@ -82,6 +91,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import ts_peer
 
 HERE = Path(__file__).resolve().parent
 SERVERS: dict[str, Path] = {
@@ -89,8 +99,14 @@ SERVERS: dict[str, Path] = {
     "SDK low": HERE / "servers" / "sdk_lowlevel_echo.py",
     "SDK high": HERE / "servers" / "sdk_highlevel_echo.py",
     "raw": HERE / "servers" / "raw_stdio.py",
+    "TS SDK": HERE / "servers" / "ts" / "stdio.mjs",
 }
 SDKS = ("SDK low", "SDK high")
+TS = "TS SDK"
+# --tool: the echo every call goes to, by how the server runs it.
+TOOLS = {"async": "echo_async", "thread": "echo_threaded", "now": "echo"}
+# --variants: mcpgen's server once more per tool kind, side by side with the others.
+VARIANT_TOOLS = {f"mcpgen {kind}": name.encode() for kind, name in TOOLS.items()}
 ERAS = ("2025-11-25", "2026-07-28")  # the handshake era's and the stateless era's revision
 PROTOCOL_VERSION = "2025-11-25"
 WINDOW = 64
@@ -107,6 +123,9 @@ TARGETS = {"seq_rps": 4.0, "win_rps": 30.0, "cold_median_ms": 4.0, "rss_mib": 2.
 # ... and its share of the raw server's (mcpgen ÷ raw for rates, raw ÷ mcpgen for costs):
 # 64 in flight at >= 0.6 of the raw throughput, cold start no more than 1.3x the raw one's.
 RAW_TARGETS = {"win_rps": 0.6, "cold_median_ms": 1 / 1.3}
+# ... and over the TypeScript SDK's server (issue 28): 1.3x its rate with 1 in flight, 3x
+# with 64, half its cold start, under 0.3x its memory.
+TS_TARGETS = {"seq_rps": 1.3, "win_rps": 3.0, "cold_median_ms": 2.0, "rss_mib": 1 / 0.3}
 
 CALL = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{"text":%s}}}\n'
 # The stateless era's envelope, the same on every request (what a client sends that has
@@ -169,7 +188,7 @@ class Pending:
 class RawClient:
     """One server subprocess spoken to in raw newline-delimited JSON-RPC."""
 
-    tool = b"echo"  # the tool every call goes to (``--threaded``: echo_threaded)
+    tool = b"echo_async"  # the tool every call goes to (``--tool``)
     era = PROTOCOL_VERSION  # the protocol revision spoken (``--era``)
 
     def __init__(self, name: str, process: asyncio.subprocess.Process, spawned_at: float) -> None:
@@ -190,16 +209,21 @@ class RawClient:
     @classmethod
     async def spawn(cls, name: str, script: Path, env: dict[str, str] | None = None) -> RawClient:
         """Start ``script`` with this interpreter; ``env`` is its whole environment."""
+        # The TypeScript SDK's server runs on Node (installed on first use: ts_peer).
+        argv = ts_peer.node_command(script.name) if script.suffix == ".mjs" else [sys.executable, str(script)]
         spawned_at = time.perf_counter()
         process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            str(script),
+            *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=env,
         )
-        return cls(name, process, spawned_at)
+        client = cls(name, process, spawned_at)
+        tool = VARIANT_TOOLS.get(name)
+        if tool is not None:
+            client.tool = tool
+        return client
 
     # receive side
 
@@ -501,6 +525,15 @@ async def throughput(
 ) -> None:
     """Both throughput phases on all servers at once, taking turns in ``ROUNDS`` slices, then RSS."""
     clients: dict[str, RawClient] = {}
+    # One spawn of each script first, untimed: it writes the private bytecode cache, so
+    # that no server's memory figures include compiling its modules (the first spawn of a
+    # Python server holds ~6 MiB more for the rest of its life).
+    for script in dict.fromkeys(SERVERS.values()):
+        name = next(n for n, s in SERVERS.items() if s == script)
+        try:
+            await cold_start(name, env)
+        except (TimeoutError, CallFailed, OSError) as exc:
+            results[name].errors.append(f"first spawn: {describe(exc)}")
     try:
         for name in SERVERS:
             client = await start_session(name, env, results[name])
@@ -585,6 +618,7 @@ class Row:
     higher_is_better: bool
     target: float | None = None  # minimum advantage of mcpgen over each SDK server
     raw_target: float | None = None  # minimum advantage of mcpgen over the raw server (below 1: a share of it)
+    ts_target: float | None = None  # minimum advantage of mcpgen over the TypeScript SDK's server
 
 
 def rows(results: dict[str, ServerResult]) -> list[Row]:
@@ -611,6 +645,7 @@ def rows(results: dict[str, ServerResult]) -> list[Row]:
                 True,
                 target,
                 RAW_TARGETS["win_rps"] if in_flight == WINDOW else None,
+                TS_TARGETS["win_rps" if in_flight == WINDOW else "seq_rps"],
             ),
             Row(
                 f"{in_flight} in flight: p50 latency",
@@ -640,9 +675,17 @@ def rows(results: dict[str, ServerResult]) -> list[Row]:
             False,
             TARGETS["cold_median_ms"],
             RAW_TARGETS["cold_median_ms"],
+            TS_TARGETS["cold_median_ms"],
         ),
         Row("RSS after the first answer", "MiB", per_server(lambda r: mib(r.idle_rss_kib)), False),
-        Row(f"RSS after {calls:,} calls", "MiB", per_server(lambda r: mib(r.rss_kib)), False, TARGETS["rss_mib"]),
+        Row(
+            f"RSS after {calls:,} calls",
+            "MiB",
+            per_server(lambda r: mib(r.rss_kib)),
+            False,
+            TARGETS["rss_mib"],
+            ts_target=TS_TARGETS["rss_mib"],
+        ),
         Row("peak RSS (VmHWM)", "MiB", per_server(lambda r: mib(r.peak_rss_kib)), False),
     ]
     return out
@@ -673,33 +716,50 @@ def times(value: float | None, target: float | None) -> str:
 
 
 def table(results: dict[str, ServerResult]) -> str:
-    widths = (32, 9, 10, 10, 9, 13, 14, 8, 13, 9)
-    names = list(SERVERS)
+    names = [n for n in SERVERS if n in results]
+    others = [n for n in names if n != "mcpgen"]
+    widths = (32, *(max(9, len(n)) for n in names), *(max(9, len(n) + 10) for n in others))
 
     def line(cells: tuple[str, ...]) -> str:
         first, *rest = cells
         return f"{first:<{widths[0]}}" + "".join(f"  {c:>{w}}" for c, w in zip(rest, widths[1:], strict=True))
 
-    header = line(("metric (unit)", *names, "mcpgen vs low", "mcpgen vs high", "target", "mcpgen vs raw", "target"))
+    header = line(("metric (unit)", *names, *(f"mcpgen vs {n}" for n in others)))
     out = [header, "-" * len(header)]
     for row in rows(results):
         cells = (
             f"{row.label} ({row.unit})",
             *(number(row.values.get(n), row.unit) for n in names),
-            times(advantage(row, "SDK low"), row.target),
-            times(advantage(row, "SDK high"), row.target),
-            f">={row.target:g}x" if row.target is not None else "",
-            times(advantage(row, "raw"), row.raw_target),
-            f">={row.raw_target:.2g}x" if row.raw_target is not None else "",
+            *(times(advantage(row, n), target_of(row, n)) for n in others),
         )
         out.append(line(cells))
     out += [
         "",
         "mcpgen vs ...: mcpgen's advantage, >1 = mcpgen better: mcpgen ÷ other for req/s;",
         "other ÷ mcpgen for latency, CPU, start time and RSS (vs raw: 0.6x = 60% of the raw server's",
-        "rate; 0.77x = a start 1.3x as long).  '!' marks a ratio below its target.",
+        "rate; 0.77x = a start 1.3x as long).  '!' marks a ratio below its target:",
+        "  " + "; ".join(f"{label} vs {who}: >={value:.2g}x" for label, who, value in target_list(results)),
     ]
     return "\n".join(out)
+
+
+def target_of(row: Row, other: str) -> float | None:
+    """The advantage over ``other`` that mcpgen is held to on this row, if any."""
+    if other == "raw":
+        return row.raw_target
+    if other == TS:
+        return row.ts_target
+    return row.target if other in SDKS else None
+
+
+def target_list(results: dict[str, ServerResult]) -> list[tuple[str, str, float]]:
+    found = []
+    for row in rows(results):
+        for other in results:
+            target = target_of(row, other) if other != "mcpgen" else None
+            if target is not None:
+                found.append((row.label, other, target))
+    return found
 
 
 def error_report(results: dict[str, ServerResult]) -> str:
@@ -720,7 +780,20 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="divide every call count by 10")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the numbers here")
     parser.add_argument(
-        "--threaded", action="store_true", help="call echo_threaded, a plain def that mcpgen runs in its thread pool"
+        "--tool",
+        choices=tuple(TOOLS),
+        default="async",
+        help="which echo every call goes to: async (an async def, the default path), thread (a plain def,"
+        " which mcpgen runs in its thread pool) or now (a plain def declared blocking=False)",
+    )
+    parser.add_argument("--threaded", action="store_true", help="the same as --tool thread")
+    parser.add_argument(
+        "--variants",
+        action="store_true",
+        help="also run mcpgen's server calling each other tool kind (as 'mcpgen now', 'mcpgen thread', ...)",
+    )
+    parser.add_argument(
+        "--servers", default=",".join(SERVERS), help=f"comma-separated subset of {','.join(SERVERS)} (all by default)"
     )
     parser.add_argument(
         "--era",
@@ -731,8 +804,16 @@ def main() -> int:
     )
     args = parser.parse_args()
     scale = 10 if args.quick else 1
-    if args.threaded:
-        RawClient.tool = b"echo_threaded"
+    RawClient.tool = TOOLS["thread" if args.threaded else args.tool].encode()
+    chosen = args.servers.split(",")
+    if args.variants:  # mcpgen's other tool kinds, as servers of their own
+        for kind in TOOLS:
+            if TOOLS[kind].encode() != RawClient.tool:
+                SERVERS[f"mcpgen {kind}"] = SERVERS["mcpgen"]
+                chosen.append(f"mcpgen {kind}")
+    for name in list(SERVERS):
+        if name not in chosen:
+            del SERVERS[name]
     RawClient.era = args.era
     counts = {"warmup": 1_000 // scale, "sequential": 5_000 // scale, "pipelined": 20_000 // scale}
 
@@ -740,6 +821,8 @@ def main() -> int:
         "python": platform.python_version(),
         **{name: version(name) for name in ("mcpgen", "mcp", "mcp-types", "msgspec", "pydantic", "anyio")},
     }
+    if TS in SERVERS:
+        versions["typescript sdk"] = ts_peer.version()
     print(", ".join(f"{k} {v}" for k, v in versions.items()))
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start (other processes skew timings)")
     print(
@@ -768,9 +851,13 @@ def main() -> int:
             },
             "targets": TARGETS,
             "raw_targets": RAW_TARGETS,
+            "ts_targets": TS_TARGETS,
             "servers": {name: asdict(r) for name, r in results.items()},
             "advantage": {
-                row.label: {"unit": row.unit, **{other: advantage(row, other) for other in (*SDKS, "raw")}}
+                row.label: {
+                    "unit": row.unit,
+                    **{other: advantage(row, other) for other in SERVERS if other != "mcpgen"},
+                }
                 for row in rows(results)
             },
         }

@@ -34,21 +34,22 @@ def test_stdio_bench(tmp_path: Path, era: str) -> None:
     answer then checked for resultType "complete" by the benchmark itself)."""
     report = run("stdio.py", tmp_path / "stdio.json", "--quick", "--era", era)
     assert report["settings"]["protocol"] == era
-    assert set(report["servers"]) == {"mcpgen", "SDK low", "SDK high", "raw"}
+    assert set(report["servers"]) == {"mcpgen", "SDK low", "SDK high", "raw", "TS SDK"}
+    assert report["settings"]["tool"] == "echo_async"  # the default path: an async def tool
     for name, server in report["servers"].items():
         assert server["errors"] == [], (name, server["errors"], server["stderr_tail"])
         assert [p["in_flight"] for p in server["phases"]] == [1, 64]
         for phase in server["phases"]:
             assert phase["errors"] == 0 and phase["ok"] == phase["calls"] > 0, (name, phase)
         assert len(server["cold_start_ms"]) == 5 and server["rss_kib"] > 0
-    assert set(report["advantage"]["64 in flight: requests/s"]) == {"unit", "SDK low", "SDK high", "raw"}
+    assert set(report["advantage"]["64 in flight: requests/s"]) == {"unit", "SDK low", "SDK high", "raw", "TS SDK"}
 
 
 def test_http_bench(tmp_path: Path) -> None:
     report = run("http.py", tmp_path / "http.json", "--scale", "20", "--cold-starts", "0")
     cells = {(c["server"], c["mode"], c["concurrency"]): c for c in report["cells"]}
-    for server in ("raw", "mcpgen", "SDK"):
-        for mode in ("json", "sse", "progress"):
+    for server in ("raw", "mcpgen", "SDK", "TS SDK"):
+        for mode in ("async", "json", "sse", "progress"):
             for concurrency in (1, 32):
                 if server == "raw" and mode == "progress":
                     assert (server, mode, concurrency) not in cells
@@ -58,8 +59,9 @@ def test_http_bench(tmp_path: Path) -> None:
     # What came back is what each mode is about.
     assert cells[("mcpgen", "json", 32)]["content_types"] == ["application/json"]
     assert cells[("SDK", "sse", 32)]["content_types"] == ["text/event-stream"]
-    for server in ("mcpgen", "SDK"):
+    for server in ("mcpgen", "SDK", "TS SDK"):
         assert cells[(server, "progress", 32)]["content_types"] == ["text/event-stream"]
+    assert cells[("mcpgen", "async", 32)]["content_types"] == ["application/json"]
     assert report["cold_start_ms"] == {}
 
 
@@ -74,26 +76,27 @@ def test_http_bench_stateless_era(tmp_path: Path) -> None:
         "--era",
         "2026-07-28",
         "--modes",
-        "json,sse,progress",
+        "async,json,sse,progress",
         "--cold-starts",
         "2",
     )
     assert report["info"]["protocol"] == "2026-07-28"
     cells = {(c["server"], c["mode"], c["concurrency"]): c for c in report["cells"]}
-    for server in ("raw", "mcpgen", "SDK"):
-        for mode in ("json", "sse", "progress"):
+    for server in ("raw", "mcpgen", "SDK", "TS SDK"):
+        for mode in ("async", "json", "sse", "progress"):
             if server == "raw" and mode == "progress":
                 continue
             for concurrency in (1, 32):
                 cell = cells[(server, mode, concurrency)]
                 assert cell["errors"] == 0 and cell["calls"] > 0 and not cell["timed_out"], cell
     # The stateless era answers plain JSON unless something comes before the result.
-    for server in ("raw", "mcpgen", "SDK"):
+    for server in ("raw", "mcpgen", "SDK", "TS SDK"):
         assert cells[(server, "sse", 32)]["content_types"] == ["application/json"]
-    for server in ("mcpgen", "SDK"):
+    for server in ("mcpgen", "SDK", "TS SDK"):
         assert cells[(server, "progress", 32)]["content_types"] == ["text/event-stream"]
     assert report["cold_start_errors"] == []
-    assert {name: len(ms) for name, ms in report["cold_start_ms"].items()} == {"raw": 2, "mcpgen": 2, "SDK": 2}
+    counts = {name: len(ms) for name, ms in report["cold_start_ms"].items()}
+    assert counts == {"raw": 2, "mcpgen": 2, "SDK": 2, "TS SDK": 2}
 
 
 def test_codec_bench(tmp_path: Path) -> None:

@@ -25,6 +25,12 @@ def echo(text: str) -> str:
 
 
 @server.tool()
+async def echo_async(text: str) -> str:
+    """Echo the text back (an ``async def``: what a user writes, run in a task of its own)."""
+    return text
+
+
+@server.tool()
 def echo_threaded(text: str) -> str:
     """Echo the text back (from a worker thread)."""
     return text

@@ -20,6 +20,12 @@ def echo(text: str) -> str:
 
 
 @server.tool()
+async def echo_async(text: str) -> str:
+    """Echo the text back (an ``async def``)."""
+    return text
+
+
+@server.tool()
 def echo_threaded(text: str) -> str:
     """Echo the text back."""
     return text

@@ -1,6 +1,6 @@
 """Official MCP SDK low-level server (``mcp.server.lowlevel.Server``) with one tool,
 ``echo(text: str) -> str``, served over stdio, for ``bench/stdio.py``; it answers
-``echo_threaded`` (``--threaded``) the same way, from its async handler.
+``echo_async`` and ``echo_threaded`` (``--tool``) the same way, from its async handler.
 
 Run: python bench/servers/sdk_lowlevel_echo.py
 """
@@ -26,7 +26,7 @@ async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> t
 
 
 async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-    if params.name not in ("echo", "echo_threaded"):
+    if params.name not in ("echo", "echo_async", "echo_threaded"):
         return types.CallToolResult(content=[types.TextContent(text=f"Unknown tool: {params.name}")], is_error=True)
     text = (params.arguments or {}).get("text")
     if not isinstance(text, str):
