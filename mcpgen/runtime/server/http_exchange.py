@@ -93,13 +93,13 @@ async def post(
         await respond(send, 202, b"")
         return
     # Made when first needed: most requests are answered on the spot, sending nothing first.
-    queue: asyncio.Queue[Any] | None = None
+    frames: _Frames | None = None
 
     async def sink(frame: bytes) -> None:
-        nonlocal queue
-        if queue is None:
-            queue = asyncio.Queue()
-        queue.put_nowait(frame)
+        nonlocal frames
+        if frames is None:
+            frames = _Frames()
+        frames.put(frame)
 
     answer = server.stateless.handle_now(env, sink=sink, headers=headers)
     if isinstance(answer, tuple):
@@ -131,34 +131,35 @@ async def post(
         finally:
             if gate is not None:
                 gate.leave()
-            if queue is not None:  # someone waits for frames (else the result is read off the task)
-                queue.put_nowait(_END)
+            if frames is not None:  # someone waits for frames (else the result is read off the task)
+                frames.put(_END)
 
     task = asyncio.ensure_future(run())
     try:
         if disconnected is None:
             # Most handlers finish (an async def that awaits nothing slow) or send their
             # first message in their task's first step: let it take that step before
-            # setting up the wait (a task watching for a disconnect, a queue, asyncio.wait),
-            # which only a handler still running needs.
+            # setting up the wait (a task watching for a disconnect), which only a handler
+            # still running needs.
             await asyncio.sleep(0)
-            if queue is None and task.done():
+            if frames is None and task.done():
                 frame, code = task.result()
                 await respond(send, 200 if code is None else http_status(code), frame)
                 return
             disconnected = asyncio.ensure_future(_disconnect(receive))
-        if queue is None:
-            queue = asyncio.Queue()
+        if frames is None:
+            frames = _Frames()
             if task.done():
-                queue.put_nowait(_END)  # it ended before there was a queue to say so
-        first = await next_frame(queue, disconnected)
+                frames.put(_END)  # it ended before there was anywhere to say so
+        frames.watch(disconnected)
+        first = await frames.next()
         if first is None:
             return  # the client went away before anything was sent
         if first is _END:
             frame, code = task.result()
             await respond(send, 200 if code is None else http_status(code), frame)
             return
-        await _stream(first, queue, task, disconnected, send)
+        await _stream(first, frames, task, send)
     finally:
         if disconnected is not None:
             disconnected.cancel()
@@ -166,6 +167,42 @@ async def post(
             task.cancel()  # the client closed the stream: that cancels the request
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await task
+
+
+class _Frames:
+    """What one POST's handler sends before its end, in order, and one future to wait on
+    for the next of them or the client leaving (what an ``asyncio.Queue`` read raced
+    against a disconnect with ``asyncio.wait`` did, without a task and a wait per frame)."""
+
+    def __init__(self) -> None:
+        self.items: deque[Any] = deque()
+        self.gone: asyncio.Future[None] | None = None  # the client's disconnect
+        self._wake: asyncio.Future[None] | None = None
+
+    def put(self, item: Any) -> None:
+        self.items.append(item)
+        self._poke()
+
+    def watch(self, gone: asyncio.Future[None]) -> None:
+        self.gone = gone
+        gone.add_done_callback(self._poke)
+
+    def _poke(self, _: Any = None) -> None:
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    async def next(self) -> Any:
+        """The next frame (or ``_END``), or None once the client has gone."""
+        while not self.items:
+            if self.gone is not None and self.gone.done():
+                return None
+            self._wake = asyncio.get_running_loop().create_future()
+            try:
+                await self._wake
+            finally:
+                self._wake = None
+        return self.items.popleft()
 
 
 async def take_slot(slots: Slots, disconnected: asyncio.Future[None]) -> bool:
@@ -186,18 +223,12 @@ async def take_slot(slots: Slots, disconnected: asyncio.Future[None]) -> bool:
     return False
 
 
-async def _stream(
-    first: bytes,
-    queue: asyncio.Queue[Any],
-    task: asyncio.Future[tuple[bytes, int | None]],
-    disconnected: asyncio.Future[None],
-    send: Send,
-) -> None:
+async def _stream(first: bytes, frames: _Frames, task: asyncio.Future[tuple[bytes, int | None]], send: Send) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": sse_headers([])})
     item: Any = first
     while item is not _END:
         await send({"type": "http.response.body", "body": sse.event(item), "more_body": True})
-        item = await next_frame(queue, disconnected)
+        item = await frames.next()
         if item is None:
             return
     await send({"type": "http.response.body", "body": sse.event(task.result()[0]), "more_body": False})
