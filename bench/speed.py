@@ -135,18 +135,18 @@ def stdio_tables(reports: list[dict[str, Any]], era: str) -> str:
     rule = "|---" * (len(STDIO_COLUMNS) + 1) + "|"
     lines = [head, rule, *(row(label, name) for label, name in STDIO_ROWS)]
     lines += [
-        ratio_row("**mcpgen `async def` ÷ TypeScript SDK**", "mcpgen", TS),
-        ratio_row("**mcpgen `async def` ÷ Python SDK low-level**", "mcpgen", "SDK low"),
-        ratio_row("**mcpgen `async def` ÷ Python SDK `MCPServer`**", "mcpgen", "SDK high"),
-        ratio_row("mcpgen plain `def` ÷ TypeScript SDK", "mcpgen thread", TS),
+        ratio_row("**mcpgen `async def` vs TypeScript SDK**", "mcpgen", TS),
+        ratio_row("**mcpgen `async def` vs Python SDK low-level**", "mcpgen", "SDK low"),
+        ratio_row("**mcpgen `async def` vs Python SDK `MCPServer`**", "mcpgen", "SDK high"),
+        ratio_row("mcpgen plain `def` vs TypeScript SDK", "mcpgen thread", TS),
         "",
         "The special mode and the ceiling:",
         "",
         head,
         rule,
         *(row(label, name) for label, name in STDIO_SPECIAL),
-        ratio_row("mcpgen `async def` ÷ `blocking=False` (1.00x: as cheap)", "mcpgen", "mcpgen now"),
-        ratio_row("mcpgen plain `def` ÷ `blocking=False`", "mcpgen thread", "mcpgen now"),
+        ratio_row("mcpgen `async def` vs `blocking=False` (1.00x: as fast; below: slower)", "mcpgen", "mcpgen now"),
+        ratio_row("mcpgen plain `def` vs `blocking=False`", "mcpgen thread", "mcpgen now"),
     ]
     return "\n".join(lines)
 
@@ -202,17 +202,17 @@ def http_tables(reports: list[dict[str, Any]], era: str) -> str:
     ours = ("mcpgen", "async")
     lines = [head, rule, *(row(*spec) for spec in HTTP_ROWS)]
     lines += [
-        ratio_row("**mcpgen `async def` ÷ TypeScript SDK**", ours, (TS, "async")),
-        ratio_row("**mcpgen `async def` ÷ Python SDK**", ours, ("SDK", "async")),
-        ratio_row("mcpgen plain `def` ÷ TypeScript SDK", ("mcpgen", "thread"), (TS, "async")),
+        ratio_row("**mcpgen `async def` vs TypeScript SDK**", ours, (TS, "async")),
+        ratio_row("**mcpgen `async def` vs Python SDK**", ours, ("SDK", "async")),
+        ratio_row("mcpgen plain `def` vs TypeScript SDK", ("mcpgen", "thread"), (TS, "async")),
         "",
         "The special mode and the ceiling:",
         "",
         head,
         rule,
         *(row(*spec) for spec in HTTP_SPECIAL),
-        ratio_row("mcpgen `async def` ÷ `blocking=False` (1.00x: as cheap)", ours, ("mcpgen", "json")),
-        ratio_row("mcpgen plain `def` ÷ `blocking=False`", ("mcpgen", "thread"), ("mcpgen", "json")),
+        ratio_row("mcpgen `async def` vs `blocking=False` (1.00x: as fast; below: slower)", ours, ("mcpgen", "json")),
+        ratio_row("mcpgen plain `def` vs `blocking=False`", ("mcpgen", "thread"), ("mcpgen", "json")),
     ]
     return "\n".join(lines)
 
