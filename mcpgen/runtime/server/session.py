@@ -229,7 +229,12 @@ class ServerSession(HandshakeSession, ServerCalls):
             self._inflight.pop(rid, None)
         if frame is not None and self.is_open:
             try:
-                await self.transport.send(frame, related=rid, final=True)
+                # send() is send_now() then, when told to, drain(): called here without
+                # the coroutine between (as Session._serve does).
+                if self._send_now is None or "send" in self._transport_attributes:
+                    await self.transport.send(frame, related=rid, final=True)
+                elif not self._send_now(frame, related=rid, final=True):
+                    await self.transport.drain()  # type: ignore[attr-defined]
             except ConnectionError:
                 log.debug("mcpgen: dropped a response for a closed connection")
 
