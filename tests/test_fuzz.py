@@ -781,6 +781,7 @@ def test_atheris_fuzzer_ci_run(tmp_path: Path) -> None:
             f"-artifact_prefix={tmp_path}/",
             str(tmp_path / "corpus"),
             str(ROOT / "fuzz" / "corpus"),
+            str(ROOT / "fuzz" / "crashes"),  # every input atheris ever failed on, replayed first
         ],
         capture_output=True,
         text=True,
