@@ -12,6 +12,7 @@ from mcpgen.codegen.build import build_model, is_open_object
 from mcpgen.codegen.facts import Facts
 from mcpgen.codegen.ir import AliasDef, Check, Const, DictOf, Model, Named, StructDef, UnionDef
 from mcpgen.codegen.loader import load_schema, parse_schema
+from mcpgen.codegen.naming import field_name
 from tests.conftest import REVISIONS, official_schema
 
 
@@ -192,3 +193,15 @@ def test_unused_facts_are_reported(tmp_path: Path) -> None:
 
 def test_check_is_hashable_value() -> None:
     assert Check("eq", ("mode",), "url") == Check("eq", ("mode",), "url")
+
+
+@pytest.mark.parametrize(
+    ("wire", "attribute"),
+    [("type", "type"), ("match", "match"), ("case", "case"), ("class", "class_"), ("from", "from_"), ("_meta", "meta")],
+)
+def test_attribute_names_do_not_depend_on_the_python_running_the_generator(wire: str, attribute: str) -> None:
+    """Soft keywords (``type`` became one in 3.12) are legal names and stay as they are; only
+    hard keywords, the same in every supported Python, get a trailing underscore. Renaming
+    by the running interpreter's list made the bindings generated on 3.12 differ from the
+    committed ones."""
+    assert field_name(wire) == attribute

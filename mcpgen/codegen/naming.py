@@ -16,7 +16,9 @@ def snake(name: str) -> str:
 def field_name(wire: str) -> str:
     """The attribute for a wire name: ``_meta`` -> ``meta``, ``$schema`` -> ``schema``."""
     name = snake(wire.lstrip("_$")) or "value"
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name) or name[0].isdigit():
+    # Hard keywords only: a soft keyword (match, case, and type since 3.12) is a legal name,
+    # and the list of them changes with the Python running the generator, its output must not.
+    if keyword.iskeyword(name) or name[0].isdigit():
         name += "_"
     return name
 

@@ -367,7 +367,7 @@ def _template(resource: dict[str, Any], methods: set[str]) -> TemplateStub:
 
 def _method(name: str, prefix: str, taken: set[str]) -> str:
     py = prefix + (naming.snake(name) or "call")
-    if py[0].isdigit() or keyword.iskeyword(py) or keyword.issoftkeyword(py):
+    if py[0].isdigit() or keyword.iskeyword(py):  # soft keywords are names (see naming.field_name)
         py = f"call_{py}"
     py = _unique(py, taken, "_")
     taken.add(py)
