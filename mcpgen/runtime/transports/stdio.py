@@ -35,7 +35,12 @@ class StreamTransport:
     batch_frames = sys.maxsize
 
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, max_message: int = MAX_MESSAGE
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        max_message: int = MAX_MESSAGE,
+        *,
+        frames: _Frames | None = None,
     ) -> None:
         self.reader = reader
         self.writer = writer
@@ -44,15 +49,36 @@ class StreamTransport:
         self._pending: list[bytes] = []  # frames queued in this turn of the event loop
         self._pending_size = 0
         self._room = _HIGH_WATER
+        # The incoming data cut into frames as it arrives; None: read from ``reader``.
+        self._frames = frames
+
+    @property
+    def deliver(self) -> Callable[[bytes], None] | None:
+        """Set by the session: a hook that takes each frame as it is read, on the pipe's
+        callback, instead of through :meth:`receive` (no coroutine and no turn of the
+        receive loop per frame). Not used by a subclass that overrides ``receive`` (to
+        watch frames): it gets every one through ``receive``."""
+        return self._frames.deliver if self._frames is not None else None
+
+    @deliver.setter
+    def deliver(self, hook: Callable[[bytes], None] | None) -> None:
+        if self._frames is not None and type(self).receive is StreamTransport.receive:
+            self._frames.deliver = hook
+
+    def peer_behind(self) -> bool:
+        """Whether the peer is not reading what we write (more than is kept for it unread)."""
+        return bool(self.writer.transport.get_write_buffer_size() > _HIGH_WATER)
 
     async def receive(self) -> bytes | None:
-        if self.writer.transport.get_write_buffer_size() > _HIGH_WATER:
+        if self.peer_behind():
             # The peer is not reading what we write: read no more requests until it does,
             # or a client that only sends would grow our unread answers without bound.
             try:
                 await self.writer.drain()
             except ConnectionError:
                 return None
+        if self._frames is not None:
+            return await self._frames.receive()
         while True:
             try:
                 line = await self.reader.readuntil(b"\n")
@@ -86,17 +112,17 @@ class StreamTransport:
         # Frames sent in one turn of the event loop go out in one write (one system call
         # instead of one per response when many requests are in flight).
         if not self._pending:
-            asyncio.get_running_loop().call_soon(self._flush)
+            asyncio.get_running_loop().call_soon(self.flush)
             # What the batch may hold before the peer is behind (the write buffer changes
             # only with our writes, or shrinks as the peer reads).
             self._room = _HIGH_WATER - self.writer.transport.get_write_buffer_size()
         self._pending.append(frame)
         self._pending_size += len(frame) + 1
         if self._pending_size > self._room:
-            self._flush()
+            self.flush()
             return False
         if len(self._pending) >= self.batch_frames:
-            self._flush()  # a full batch goes now: the peer starts on it while we make the rest
+            self.flush()  # a full batch goes now: the peer starts on it while we make the rest
         return True
 
     async def send(self, frame: bytes, *, related: RequestId | UnsetType = UNSET, final: bool = False) -> None:
@@ -109,7 +135,8 @@ class StreamTransport:
         """Wait until the peer has read enough of what we sent (backpressure)."""
         await self.writer.drain()
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Write the frames queued so far, in one write."""
         if self._pending and not self.writer.is_closing():
             self._pending.append(b"")  # so that the join ends the last frame with its newline
             self.writer.write(b"\n".join(self._pending))
@@ -119,7 +146,7 @@ class StreamTransport:
     async def close(self) -> None:
         if self._closed:
             return
-        self._flush()
+        self.flush()
         self._closed = True
         try:
             if self.writer.can_write_eof():
@@ -139,13 +166,14 @@ async def server_stdio(protect_stdout: bool = True, max_message: int = MAX_MESSA
         # Then flush: on a pipe, sys.stdout holds what the module printed while it was
         # imported (block-buffered), and that belongs on stderr too, not before the first frame.
         sys.stdout.flush()
-    reader = asyncio.StreamReader(limit=max_message, loop=loop)
+    reader = asyncio.StreamReader(limit=max_message, loop=loop)  # the writer's partner; frames read stdin
+    frames = _Frames(max_message, loop)
     # The event loop can watch pipes and sockets; a regular file or /dev/null (a shell
     # redirect) it cannot, so those are read by a thread and written with plain writes.
     if _is_pipe(0):
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), os.fdopen(0, "rb", 0))
+        await loop.connect_read_pipe(lambda: _Incoming(frames), os.fdopen(0, "rb", 0))
     else:
-        _read_in_thread(loop, reader, 0)
+        _read_in_thread(loop, frames, 0)
     writer: Any
     if _is_pipe(out_fd):
         transport, protocol = await loop.connect_write_pipe(
@@ -154,7 +182,14 @@ async def server_stdio(protect_stdout: bool = True, max_message: int = MAX_MESSA
         writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     else:
         writer = _BlockingWriter(out_fd)
-    return StreamTransport(reader, writer, max_message)
+    stdio = StreamTransport(reader, writer, max_message, frames=frames)
+    # Requests handed over as they are read wait while the client is not reading our
+    # answers (receive() then waits for it to catch up before taking the next).
+    frames.hold = stdio.peer_behind
+    # Answers made while a chunk was read (on the spot, or by an eager task) go out in one
+    # write as the chunk ends, not a turn of the loop later.
+    frames.after_feed = stdio.flush
+    return stdio
 
 
 def _is_pipe(fd: int) -> bool:
@@ -162,13 +197,13 @@ def _is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def _read_in_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
-    """Feed ``reader`` from a file descriptor the event loop cannot watch."""
+def _read_in_thread(loop: asyncio.AbstractEventLoop, frames: _Frames, fd: int) -> None:
+    """Feed ``frames`` from a file descriptor the event loop cannot watch."""
 
     def pump() -> None:
         while chunk := os.read(fd, 65536):
-            loop.call_soon_threadsafe(reader.feed_data, chunk)
-        loop.call_soon_threadsafe(reader.feed_eof)
+            loop.call_soon_threadsafe(frames.feed, chunk)
+        loop.call_soon_threadsafe(frames.feed_eof)
 
     threading.Thread(target=pump, name="mcpgen-stdin", daemon=True).start()
 
@@ -234,32 +269,13 @@ class ProcessTransport(StreamTransport):
         frames: _Frames | None = None,
     ) -> None:
         assert process.stdout is not None and process.stdin is not None
-        super().__init__(process.stdout, process.stdin, max_message)
+        # frames: the server's stdout cut into frames as it arrives (spawn); None: read
+        # from the process's StreamReader like any stream.
+        super().__init__(process.stdout, process.stdin, max_message, frames=frames)
         self.process = process
         self.command = command
         self.stderr_tail: deque[str] = stderr_tail if stderr_tail is not None else deque(maxlen=STDERR_TAIL)
         self._stderr_task = stderr_task
-        # The server's stdout cut into frames as it arrives (spawn); None: read from the
-        # process's StreamReader like any stream.
-        self._frames = frames
-
-    async def receive(self) -> bytes | None:
-        if self._frames is None:
-            return await super().receive()
-        return await self._frames.receive()
-
-    @property
-    def deliver(self) -> Callable[[bytes], None] | None:
-        """Set by the session: a hook that takes each frame as it is read, on the pipe's
-        callback, instead of through :meth:`receive` (no coroutine and no turn of the
-        receive loop per frame). Not used by a subclass that overrides ``receive`` (to
-        watch frames): it gets every one through ``receive``."""
-        return self._frames.deliver if self._frames is not None else None
-
-    @deliver.setter
-    def deliver(self, hook: Callable[[bytes], None] | None) -> None:
-        if self._frames is not None and type(self).receive is ProcessTransport.receive:
-            self._frames.deliver = hook
 
     @classmethod
     async def spawn(
@@ -331,7 +347,8 @@ class ProcessTransport(StreamTransport):
 
 
 class _Frames:
-    """A server's stdout cut into newline-delimited frames as its data arrives.
+    """A stream (a server's stdout at the client, its stdin at the server) cut into
+    newline-delimited frames as its data arrives.
 
     Hand-written rather than read with ``StreamReader.readuntil``: that costs a coroutine
     and a turn of the session's receive loop per frame, a tenth of a small call's CPU
@@ -355,8 +372,16 @@ class _Frames:
         self._size = 0
         self._discarding = False  # inside a line over the limit, until its newline
         self._eof = False
+        # While hold() is true, frames queue for receive() instead of going to deliver.
+        self.hold: Callable[[], bool] | None = None
+        self.after_feed: Callable[[], None] | None = None  # called after each chunk's frames
 
     def feed(self, data: bytes) -> None:
+        self._cut(data)
+        if self.after_feed is not None:
+            self.after_feed()
+
+    def _cut(self, data: bytes) -> None:
         if self._parts or self._discarding:
             end = data.find(b"\n")
             if end < 0:
@@ -404,7 +429,7 @@ class _Frames:
         if not frame or frame.isspace():
             return
         deliver = self.deliver
-        if deliver is not None and not self._queue:
+        if deliver is not None and not self._queue and (self.hold is None or not self.hold()):
             deliver(frame)
             return
         self._enqueue(frame, len(frame))
@@ -444,6 +469,26 @@ class _Frames:
             self._paused = False
             self.pipe.resume_reading()
         return item
+
+
+class _Incoming(asyncio.Protocol):
+    """A server's stdin, handed to :class:`_Frames` as it arrives."""
+
+    def __init__(self, frames: _Frames) -> None:
+        self.frames = frames
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.frames.pipe = transport if isinstance(transport, asyncio.ReadTransport) else None
+
+    def data_received(self, data: bytes) -> None:
+        self.frames.feed(data)
+
+    def eof_received(self) -> bool | None:
+        self.frames.feed_eof()
+        return None  # the pipe closes
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.frames.feed_eof()  # again after eof_received: nothing more to do
 
 
 class _ServerPipes(asyncio.subprocess.SubprocessStreamProtocol):
