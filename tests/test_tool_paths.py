@@ -21,6 +21,7 @@ import uvicorn
 from mcpgen import Client, Context, Server
 from mcpgen.generated import CallToolResult, TextContent
 from mcpgen.runtime.errors import RequestTimeout
+from mcpgen.runtime.jsonrpc import eager
 from mcpgen.runtime.jsonrpc.session import current_request
 from mcpgen.runtime.jsonrpc.transport import memory_pair
 from mcpgen.runtime.server.session import ServerSession
@@ -171,15 +172,26 @@ async def test_asyncio_timeout_in_a_tool_cancels_that_tool_only(era: str) -> Non
         assert text(await client.call_tool("who", {"text": "after"})).startswith("after:")
 
 
-async def test_a_request_cancelled_before_its_task_starts_frees_its_id_and_slot() -> None:
-    """The request and its cancellation read in one batch: the task is cancelled before its
-    first step, so none of the code that would free its slot runs there; the slot is freed
-    anyway, and the id may be used again."""
+def lazy_tasks(loop: asyncio.AbstractEventLoop, coro: Any, **options: Any) -> asyncio.Task[Any]:
+    """A task factory: with one set, a loop's tasks start on its next turn, never eagerly."""
+    return asyncio.Task(coro, loop=loop, **options)
+
+
+@pytest.mark.parametrize("tasks", ["lazy", "the loop's own"])
+async def test_a_request_cancelled_in_the_batch_that_brought_it_frees_its_id_and_slot(tasks: str) -> None:
+    """The request and its cancellation read in one batch. A lazy task (Python 3.11, or a
+    loop with a task factory) is cancelled before its first step, so none of the code that
+    would free its slot runs there; an eager one (3.12+) has started the tool, which the
+    cancellation then interrupts. Either way the slot is freed and the id may be used again."""
+    loop = asyncio.get_running_loop()
+    factory = loop.get_task_factory()
+    if tasks == "lazy":
+        loop.set_task_factory(lazy_tasks)
     seen = Seen()
     seen.arm()
     ours, theirs = memory_pair()
     session = ServerSession(ours, make_server(seen))
-    serving = asyncio.get_running_loop().create_task(session.run())
+    serving = loop.create_task(session.run())
     try:
         await theirs.send(
             b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
@@ -195,7 +207,9 @@ async def test_a_request_cancelled_before_its_task_starts_frees_its_id_and_slot(
                 break
             await asyncio.sleep(0.01)
         assert not session._inflight  # noqa: SLF001
-        assert not seen.started.is_set()  # type: ignore[union-attr]
+        assert seen.started is not None and seen.cancelled is not None
+        assert seen.started.is_set() is eager.eager(loop)
+        assert seen.cancelled.is_set() is seen.started.is_set()
         # Id 7 is free again: a new request with it is served, not refused as in use.
         session.on_frame(
             b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"who","arguments":{"text":"again"}}}'
@@ -203,6 +217,7 @@ async def test_a_request_cancelled_before_its_task_starts_frees_its_id_and_slot(
         answer = await asyncio.wait_for(theirs.receive(), 5)
         assert answer is not None and b'"again:7"' in answer, answer
     finally:
+        loop.set_task_factory(factory)
         await theirs.close()
         await asyncio.wait_for(serving, 5)
 

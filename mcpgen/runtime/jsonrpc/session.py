@@ -17,7 +17,7 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -36,6 +36,7 @@ from mcpgen.runtime.errors import (
     McpError,
     RequestTimeout,
 )
+from mcpgen.runtime.jsonrpc import eager
 from mcpgen.runtime.jsonrpc.capabilities import Declared, split
 from mcpgen.runtime.jsonrpc.framing import (
     Envelope,
@@ -163,6 +164,7 @@ class Session:
         # requests (which running handlers may be waiting for) always get through.
         self.max_queued = 4 * max_concurrency
         self._queued: dict[RequestId, tuple[MethodSpec, Any]] = {}
+        self._starting_queued = False  # _start_queued is running (an eager task may end inside it)
         self._closed = asyncio.Event()
         self._notification_listeners: list[Callable[[str, Any], Awaitable[None] | None]] = []
         self._immediate: dict[str, object] = {}  # method -> synchronous handler or None
@@ -287,7 +289,7 @@ class Session:
                 # partial is the rest of the handler's work (its arguments read): the task
                 # awaits what it returns instead of going through call_handler.
                 running = None if result is NOT_NOW else result
-                self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve(rid, spec, params, running))
+                self._launch(rid, self._serve(rid, spec, params, running))
                 return True
             frame = self._result_frame(rid, spec, result)
         except asyncio.CancelledError:
@@ -347,15 +349,30 @@ class Session:
         # context: the handler (and Context.current()) sees it, the receive loop does not.
         reset = current_request.set(self._request_context(rid, spec, params))
         try:
-            self._inflight[rid] = asyncio.get_running_loop().create_task(self._serve(rid, spec, params))
+            self._launch(rid, self._serve(rid, spec, params))
         finally:
             current_request.reset(reset)
 
+    def _launch(self, rid: RequestId, serving: Coroutine[Any, Any, None]) -> None:
+        """Start a request's task (``_serve``). An eager task has run its first step by
+        now: it put itself in ``_inflight`` and, if it is done, took itself out again."""
+        loop = asyncio.get_running_loop()
+        if eager.eager(loop):
+            eager.start_eagerly(loop, serving)
+        else:
+            self._inflight[rid] = loop.create_task(serving)
+
     def _start_queued(self) -> None:
-        while self._queued and len(self._inflight) < self.max_concurrency and self.is_open:
-            rid = next(iter(self._queued))
-            spec, params = self._queued.pop(rid)
-            self._start(rid, spec, params)
+        if self._starting_queued:
+            return  # an eager task ended inside the loop below, which goes on
+        self._starting_queued = True
+        try:
+            while self._queued and len(self._inflight) < self.max_concurrency and self.is_open:
+                rid = next(iter(self._queued))
+                spec, params = self._queued.pop(rid)
+                self._start(rid, spec, params)
+        finally:
+            self._starting_queued = False
 
     def _decode_params(self, spec: MethodSpec, env: Envelope) -> Any:
         raw = env.params if env.params is not UNSET else None
@@ -403,6 +420,8 @@ class Session:
         immediate_handler). A partial, not a coroutine: a task cancelled before it starts
         leaves no coroutine unawaited."""
         frame: bytes | None = None
+        # A lazy task was put in _inflight when it was made; an eager one is running now.
+        self._inflight[rid] = asyncio.current_task()  # type: ignore[assignment]
         try:
             if running is not None:
                 result = await running()

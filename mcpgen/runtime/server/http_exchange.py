@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY, UNSUPPORTED_VERSION
+from mcpgen.runtime.jsonrpc import eager
 from mcpgen.runtime.jsonrpc.framing import Envelope, error_frame
 from mcpgen.runtime.server.stateless import http_status
 from mcpgen.runtime.transports import sse
@@ -134,14 +135,15 @@ async def post(
             if frames is not None:  # someone waits for frames (else the result is read off the task)
                 frames.put(_END)
 
-    task = asyncio.ensure_future(run())
+    task = eager.start(run())
     try:
         if disconnected is None:
             # Most handlers finish (an async def that awaits nothing slow) or send their
-            # first message in their task's first step: let it take that step before
-            # setting up the wait (a task watching for a disconnect), which only a handler
-            # still running needs.
-            await asyncio.sleep(0)
+            # first message in their task's first step: let it take that step (an eager
+            # task has taken it already) before setting up the wait (a task watching for
+            # a disconnect), which only a handler still running needs.
+            if not task.done():
+                await asyncio.sleep(0)
             if frames is None and task.done():
                 frame, code = task.result()
                 await respond(send, 200 if code is None else http_status(code), frame)

@@ -20,6 +20,7 @@ from mcpgen.generated import (
     ServerCalls,
 )
 from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY, UNSUPPORTED_VERSION
+from mcpgen.runtime.jsonrpc import eager
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, RequestId, error_frame
 from mcpgen.runtime.jsonrpc.session import log
@@ -66,6 +67,7 @@ class ServerSession(HandshakeSession, ServerCalls):
         self.era: Era | None = None  # chosen by the first request
         # Stateless-era requests beyond max_concurrency, waiting for a slot (in order).
         self._waiting: dict[RequestId, Envelope] = {}
+        self._starting_waiting = False  # _start_waiting is running (an eager task may end inside it)
         # The handlers' own path to a handler, where they have one (a Server does); other
         # handlers (a generated ServerHandlers subclass) are looked up by the engine.
         self.dispatch: Callable[[MethodSpec, Any], Awaitable[Any]] | None = getattr(self.handlers, "dispatch", None)
@@ -176,9 +178,15 @@ class ServerSession(HandshakeSession, ServerCalls):
         super()._on_cancelled(params)
 
     def _start_waiting(self) -> None:
-        while self._waiting and len(self._inflight) < self.max_concurrency and self.is_open:
-            rid = next(iter(self._waiting))
-            self._start_stateless(self._waiting.pop(rid))
+        if self._starting_waiting:
+            return  # an eager task ended inside the loop below, which goes on
+        self._starting_waiting = True
+        try:
+            while self._waiting and len(self._inflight) < self.max_concurrency and self.is_open:
+                rid = next(iter(self._waiting))
+                self._start_stateless(self._waiting.pop(rid))
+        finally:
+            self._starting_waiting = False
 
     def _start_stateless(self, env: Envelope) -> None:
         """Answer on the spot what needs no waiting (as the handshake era does: no task to
@@ -204,7 +212,10 @@ class ServerSession(HandshakeSession, ServerCalls):
                 self._send_soon(answer[0], related=rid, final=True)
                 return
             pending = answer
-        task = asyncio.get_running_loop().create_task(self._serve_stateless(rid, pending))
+        task = eager.start(self._serve_stateless(rid, pending))
+        if task.done():  # it ended in its first step (an eager task): it never held a slot
+            self._stateless_done(rid, task, pending)
+            return
         self._inflight[rid] = task
         task.add_done_callback(lambda _: self._stateless_done(rid, task, pending))
 
