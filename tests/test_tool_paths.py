@@ -318,3 +318,32 @@ def test_one_server_serves_pooled_calls_on_one_event_loop_after_another() -> Non
 
     for _ in range(2):  # a new event loop each time: results go to the loop that waits
         assert [t.split(":")[0] for t in asyncio.run(twice())] == ["0", "1"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_long_line_of_waiting_requests_starts_without_recursion(era: str) -> None:
+    """Every slot held, then a long line of quick calls: as the slots free, the line starts.
+    An eager task (3.12+) ends inside the loop that starts the line, and asks it to start
+    the next: that must not nest one start inside the other (1,500 deep would overflow the
+    stack and lose answers), nor may a lazy one lose its turn."""
+    slots = 300
+    gate = asyncio.Event()
+    server = Server("line", max_concurrency=slots)  # 4 x 300 may wait
+
+    @server.tool()
+    async def hold(tag: str) -> str:
+        await gate.wait()
+        return tag
+
+    @server.tool()
+    async def quick(tag: str) -> str:
+        return tag
+
+    async with Client(server, era=era) as client:
+        holding = [asyncio.ensure_future(client.call_tool("hold", {"tag": f"h{i}"})) for i in range(slots)]
+        await asyncio.sleep(0.2)  # all running, waiting at the gate
+        line = [asyncio.ensure_future(client.call_tool("quick", {"tag": f"q{i}"})) for i in range(1_100)]
+        await asyncio.sleep(0.2)  # read and queued behind the held slots
+        gate.set()
+        results = await asyncio.wait_for(asyncio.gather(*holding, *line), 30)
+    assert [text(r) for r in results] == [f"h{i}" for i in range(slots)] + [f"q{i}" for i in range(1_100)]
