@@ -85,14 +85,20 @@ class Browser:
         return found["result"].get("value")
 
     def wait_for(self, expression: str, timeout: float = 20.0) -> Any:
-        """Poll ``expression`` until it is truthy; its value."""
+        """Poll ``expression`` until it is truthy; its value. An expression that throws
+        counts as not yet: right after ``open`` the page may have no body so far (seen
+        on a loaded machine), and only a page that never gets there fails the wait."""
         deadline = time.monotonic() + timeout
+        thrown: RuntimeError | None = None
         while time.monotonic() < deadline:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except RuntimeError as exc:
+                thrown, value = exc, None
             if value:
                 return value
             time.sleep(0.1)
-        raise TimeoutError(f"{expression} stayed falsy for {timeout} s")
+        raise TimeoutError(f"{expression} stayed falsy for {timeout} s (last error: {thrown})")
 
     def click(self, x: float, y: float) -> None:
         for kind in ("mousePressed", "mouseReleased"):
