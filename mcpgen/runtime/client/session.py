@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -343,22 +342,9 @@ class ClientSession(HandshakeSession, ClientCalls):
 
     async def _run_timed(self) -> None:
         """:meth:`run`, then the middleware hear how long the session lasted."""
-        from mcpgen.runtime.middleware.chain import SessionEnd, session_id_of
-
         chain = self.middleware_chain
         assert chain is not None
-
-        started, error = time.monotonic(), None
-        try:
-            await super().run()
-        except BaseException as exc:
-            error = type(exc).__name__
-            raise
-        finally:
-            if self.era == "handshake":  # the stateless era has no session to time
-                seconds = time.monotonic() - started
-                end = SessionEnd("client", self.protocol_version, session_id_of(self), seconds, error)
-                await chain.session_ended(end)
+        await chain.timed("client", self, super().run, lambda: self.era == "handshake")
 
     async def _send_stateless(
         self,

@@ -14,6 +14,7 @@ or a bare ``async def hook(call, call_next)``, which wraps requests only.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, Literal
@@ -251,6 +252,24 @@ class Chain:
                 await item.on_session_end(end)
             except Exception:
                 log.exception("mcpgen: middleware %r failed at the end of a session", item)
+
+    async def timed(
+        self, side: Side, session: Any, run: Callable[[], Awaitable[None]], counts: Callable[[], bool]
+    ) -> None:
+        """Run ``session``'s receive loop (``run``), then tell the middleware how long the
+        session lasted and what ended it, when ``counts()`` says it was a handshake-era
+        session (the stateless era has no session to time)."""
+        started, error = time.monotonic(), None
+        try:
+            await run()
+        except BaseException as exc:
+            error = type(exc).__name__
+            raise
+        finally:
+            if counts():
+                seconds = time.monotonic() - started
+                end = SessionEnd(side, session.protocol_version, session_id_of(session), seconds, error)
+                await self.session_ended(end)
 
 
 def _bind(item: Middleware, step: CallNext) -> CallNext:

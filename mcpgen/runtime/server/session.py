@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -94,24 +93,15 @@ class ServerSession(HandshakeSession, ServerCalls):
         await self.handlers.middleware_chain.notify(note)
 
     async def _run_timed(self) -> None:
-        """:meth:`run`, then the middleware hear how long the session lasted."""
-        from mcpgen.runtime.middleware.chain import SessionEnd, session_id_of
-
-        chain = self.handlers.middleware_chain
-
-        started, error = time.monotonic(), None
-        try:
-            await super().run()
-        except BaseException as exc:
-            error = type(exc).__name__
-            raise
-        finally:
-            # A handshake-era session: one that was initialized and is not a sessionless
-            # HTTP server's one-request session.
-            if self.era != "stateless" and self.state != "new" and self.transport_session != "stateless":
-                seconds = time.monotonic() - started
-                end = SessionEnd("server", self.protocol_version, session_id_of(self), seconds, error)
-                await chain.session_ended(end)
+        """:meth:`run`, then the middleware hear how long the session lasted: a
+        handshake-era session, one that was initialized and is not a sessionless HTTP
+        server's one-request session."""
+        await self.handlers.middleware_chain.timed(
+            "server",
+            self,
+            super().run,
+            lambda: self.era != "stateless" and self.state != "new" and self.transport_session != "stateless",
+        )
 
     @property
     def transport_session(self) -> str | None:
