@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from mcpgen.schema import revisions as shipped_revisions
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 OFFICIAL = SHARED / "mcp-schema"
 SEEDS = SHARED / "seeds"

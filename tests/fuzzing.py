@@ -25,7 +25,7 @@ the value is skipped).
 Bugs found and not fixed yet are listed in :data:`KNOWN_BUGS`. The bulk fuzz tests tally a
 frame that shows exactly the known symptom of one of them instead of failing on it again
 and again, so they can go on finding new ones; each known bug has its own regression test
-in ``tests/test_fuzz.py`` that fails until it is fixed.
+in ``tests/runtime/test_fuzz.py`` that fails until it is fixed.
 """
 
 from __future__ import annotations

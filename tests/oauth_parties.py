@@ -1,5 +1,5 @@
 """A real OAuth authorization server and a protected MCP server, on loopback, for the OAuth
-client's tests (tests/test_auth_dpop.py, tests/test_cli_auth.py).
+client's tests (tests/runtime/auth/test_auth_dpop.py, tests/cli/test_cli_auth.py).
 
 The authorization server is the project's one test authorization server,
 :class:`mcpgen.testing.AuthServer` (authlib: code + PKCE, refresh, the RFC 7523 JWT-bearer

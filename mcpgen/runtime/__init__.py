@@ -2,7 +2,7 @@
 and the ``Server`` / ``Client`` users hold. Users import from :mod:`mcpgen`, never from here.
 
 Layers, bottom first; every import (module level, ``TYPE_CHECKING`` or inside a function)
-points down or stays in its package, nothing forms a cycle, and ``tests/test_layers.py``
+points down or stays in its package, nothing forms a cycle, and ``tests/project/test_layers.py``
 holds all of it::
 
     server/      client/        the two sides: never import each other

@@ -1,5 +1,5 @@
 """An official-SDK server (``mcp`` 2.3, ``MCPServer``) for the mcpgen ``Client`` in its
-automatic era (tests/test_interop_client.py), pinned to one era or serving both.
+automatic era (tests/interop/test_interop_client.py), pinned to one era or serving both.
 
 The SDK 2.3 server is dual-era by itself: over stdio ``MCPServer.run("stdio")`` lets the
 client's first request pick the era, and its Streamable HTTP app serves a POST whose

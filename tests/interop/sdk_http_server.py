@@ -1,6 +1,6 @@
 """The official-SDK server of sdk_server.py, served over HTTP instead of stdio.
 
-tests/test_interop_http.py starts it once and drives it with ``mcpgen.Client.http`` /
+tests/interop/test_interop_http.py starts it once and drives it with ``mcpgen.Client.http`` /
 ``mcpgen.Client.sse``. The server objects are sdk_server.py's, unchanged; this script only
 builds the SDK's own ASGI apps for them (``MCPServer.streamable_http_app`` / ``sse_app``) and
 serves them side by side under uvicorn, because importing the SDK takes seconds and one

@@ -1,6 +1,6 @@
 """A server built with the official MCP Python SDK (``mcp`` 2.x, high-level ``MCPServer``).
 
-tests/test_interop.py starts it over stdio and drives it with ``mcpgen.Client``.
+tests/interop/test_interop.py starts it over stdio and drives it with ``mcpgen.Client``.
 Run: python tests/interop/sdk_server.py
 """
 

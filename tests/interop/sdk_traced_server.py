@@ -1,6 +1,6 @@
 """An official-SDK server (``mcp`` 2.3, ``MCPServer``) traced by the SDK's own
 ``OpenTelemetryMiddleware`` (on by default) into the real opentelemetry-sdk, in memory;
-its ``spans`` tool hands the finished spans to tests/test_otel_interop.py.
+its ``spans`` tool hands the finished spans to tests/runtime/middleware/test_otel_interop.py.
 
 Run: python tests/interop/sdk_traced_server.py   (stdio; the client's first request picks the era)
 """

@@ -1,5 +1,5 @@
 """A server whose tools ask the client: a form (every kind of field), a URL, and an LLM
-sample. Used by tests/test_cli_elicit.py through `mcpgen call` (both eras)."""
+sample. Used by tests/cli/test_cli_elicit.py through `mcpgen call` (both eras)."""
 
 from __future__ import annotations
 

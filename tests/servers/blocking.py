@@ -1,5 +1,5 @@
 """A server whose plain ``def`` tool blocks (``time.sleep``) until the test lets it go, for
-tests/test_blocking.py. The test and the server share a folder of signal files: the tool
+tests/runtime/server/test_blocking.py. The test and the server share a folder of signal files: the tool
 creates ``<tag>.started`` when it begins and returns once ``<tag>.release`` exists.
 
 Run: python tests/servers/blocking.py SIGNAL_DIR [http]   (http: port 0, URL on stderr)

@@ -1,4 +1,4 @@
-"""A server for tests/test_stateless_bounded.py: at most two handlers at once
+"""A server for tests/runtime/server/test_stateless_bounded.py: at most two handlers at once
 (``max_concurrency=2``), tools that hold until released, and on-the-spot tools that say
 how many are holding (they take no slot, so they answer while the slots are full).
 

@@ -1,4 +1,4 @@
-"""A server without the everything server's fixtures, for tests/test_conformance.py: the
+"""A server without the everything server's fixtures, for tests/interop/test_conformance.py: the
 conformance runner pointed at it (MCPGEN_CONFORMANCE_SERVER) sees scenarios fail.
 
 Run: python tests/servers/conformance_probe.py --port PORT   (HTTP on 127.0.0.1)

@@ -1,4 +1,4 @@
-"""An mcpgen server for the dual-era interop tests (tests/test_interop_2026.py): the
+"""An mcpgen server for the dual-era interop tests (tests/interop/test_interop_2026.py): the
 official SDK's client drives it over stdio and Streamable HTTP, in each of its connect
 modes, and its ``era`` tool tells the test which era the server itself believes it spoke.
 

@@ -1,4 +1,4 @@
-"""A server with middleware of every kind the API offers (tests/test_middleware.py):
+"""A server with middleware of every kind the API offers (tests/runtime/middleware/test_middleware.py):
 one that records what it sees, one that answers itself, one that rewrites params, one that
 fails, the built-in rate and response limits, and a notification hook. ``seen`` hands the
 records to the test.

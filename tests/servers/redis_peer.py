@@ -1,5 +1,5 @@
-"""A server whose workers share their state through Redis, for tests/test_redis_store.py
-(several apps in one process, each a "worker") and tests/test_scale_redis.py (uvicorn
+"""A server whose workers share their state through Redis, for tests/runtime/stores/test_redis_store.py
+(several apps in one process, each a "worker") and tests/runtime/stores/test_scale_redis.py (uvicorn
 ``--workers 4`` on one port; ``app`` reads ``$MCPGEN_REDIS_URL`` and
 ``$MCPGEN_REDIS_PREFIX``). Every tool says which process ran it:
 

@@ -1,4 +1,4 @@
-"""An mcpgen server serving the skills under a directory, for tests/test_skills.py.
+"""An mcpgen server serving the skills under a directory, for tests/runtime/server/test_skills.py.
 
 Run: python tests/servers/skills_server.py ROOT [--page-size N] [--http PORT]
 """

@@ -1,4 +1,4 @@
-"""A server for tests/test_stateless_now.py: tools answered on the spot (declared
+"""A server for tests/runtime/server/test_stateless_now.py: tools answered on the spot (declared
 ``blocking=False``) beside tools that need a task (async, the thread pool), to check that
 the stateless era answers the first kind without a task and both kinds alike.
 

@@ -1,5 +1,5 @@
 """An mcpgen server with tasks-extension tools, for the client's task tests
-(tests/test_client_tasks.py): each tool is small and its timing is set by its arguments,
+(tests/runtime/client/test_client_tasks.py): each tool is small and its timing is set by its arguments,
 so a test can catch a task working, waiting for input, or stopped.
 
 Run: python tests/servers/tasks_peer.py [--http PORT]

@@ -1,4 +1,4 @@
-"""Tasks-extension tools for tests/test_tasks_server.py: imported to serve in-process under
+"""Tasks-extension tools for tests/runtime/server/test_tasks_server.py: imported to serve in-process under
 uvicorn (so a test can look at the server's asyncio tasks and store), or run over stdio as
 ``python tests/servers/tasks_server.py``.
 """

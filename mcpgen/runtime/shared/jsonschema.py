@@ -4,7 +4,7 @@ MCP clients check a tool's ``structuredContent`` against its ``outputSchema``, a
 server checks arguments against an ``inputSchema`` given verbatim.  Both compile a
 schema once and call the result for every message, so the validator is the kept Rust
 library ``jsonschema-rs`` (drafts 4, 6, 7, 2019-09 and 2020-12; it passes the official
-JSON-Schema-Test-Suite, see ``tests/test_jsonschema_suite.py``) rather than code of our
+JSON-Schema-Test-Suite, see ``tests/runtime/shared/test_jsonschema_suite.py``) rather than code of our
 own.  What stays here is what MCP asks of it:
 
 * the draft comes from ``$schema``; a schema without one is 2020-12, MCP's default;
@@ -20,7 +20,7 @@ own.  What stays here is what MCP asks of it:
 Nesting: the library recurses on the native stack.  Instances that come off the wire
 are decoded by msgspec, which refuses nesting deeper than Python's recursion limit
 (1,000), and at that depth the library needs well under 1 MiB of the 8 MiB a thread gets
-(``tests/test_jsonschema.py`` checks it in a thread with 1 MiB); ``$ref`` cycles end.
+(``tests/runtime/shared/test_jsonschema.py`` checks it in a thread with 1 MiB); ``$ref`` cycles end.
 """
 
 from __future__ import annotations

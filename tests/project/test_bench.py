@@ -1,0 +1,129 @@
+"""The benchmarks still run: each one, scaled down, against every server it compares,
+with every call answered correctly. Their speed is reported by running them (see the
+README), never asserted here."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.paths import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def run(script: str, out: Path, *args: str, timeout: float = 300) -> Any:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), "--json", str(out), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_stdio_bench(tmp_path: Path, era: str) -> None:
+    """Both eras: the handshake, or the stateless era's _meta envelope on every call (each
+    answer then checked for resultType "complete" by the benchmark itself)."""
+    report = run("stdio.py", tmp_path / "stdio.json", "--quick", "--era", era)
+    assert report["settings"]["protocol"] == era
+    assert set(report["servers"]) == {"mcpgen", "SDK low", "SDK high", "raw", "TS SDK"}
+    assert report["settings"]["tool"] == "echo_async"  # the default path: an async def tool
+    for name, server in report["servers"].items():
+        assert server["errors"] == [], (name, server["errors"], server["stderr_tail"])
+        assert [p["in_flight"] for p in server["phases"]] == [1, 64]
+        for phase in server["phases"]:
+            assert phase["errors"] == 0 and phase["ok"] == phase["calls"] > 0, (name, phase)
+        assert len(server["cold_start_ms"]) == 5 and server["rss_kib"] > 0
+    assert set(report["advantage"]["64 in flight: requests/s"]) == {"unit", "SDK low", "SDK high", "raw", "TS SDK"}
+
+
+def test_http_bench(tmp_path: Path) -> None:
+    report = run("http.py", tmp_path / "http.json", "--scale", "20", "--cold-starts", "0")
+    cells = {(c["server"], c["mode"], c["concurrency"]): c for c in report["cells"]}
+    for server in ("raw", "mcpgen", "SDK", "TS SDK"):
+        for mode in ("async", "json", "sse", "progress"):
+            for concurrency in (1, 32):
+                if server == "raw" and mode == "progress":
+                    assert (server, mode, concurrency) not in cells
+                    continue
+                cell = cells[(server, mode, concurrency)]
+                assert cell["errors"] == 0 and cell["calls"] > 0 and not cell["timed_out"], cell
+    # What came back is what each mode is about.
+    assert cells[("mcpgen", "json", 32)]["content_types"] == ["application/json"]
+    assert cells[("SDK", "sse", 32)]["content_types"] == ["text/event-stream"]
+    for server in ("mcpgen", "SDK", "TS SDK"):
+        assert cells[(server, "progress", 32)]["content_types"] == ["text/event-stream"]
+    assert cells[("mcpgen", "async", 32)]["content_types"] == ["application/json"]
+    assert report["cold_start_ms"] == {}
+
+
+def test_http_bench_stateless_era(tmp_path: Path) -> None:
+    """2026-07-28: no session; _meta and the MCP-Protocol-Version, Mcp-Method and Mcp-Name
+    headers on every call; every answer checked for resultType "complete"; cold starts."""
+    report = run(
+        "http.py",
+        tmp_path / "http.json",
+        "--scale",
+        "20",
+        "--era",
+        "2026-07-28",
+        "--modes",
+        "async,json,sse,progress",
+        "--cold-starts",
+        "2",
+    )
+    assert report["info"]["protocol"] == "2026-07-28"
+    cells = {(c["server"], c["mode"], c["concurrency"]): c for c in report["cells"]}
+    for server in ("raw", "mcpgen", "SDK", "TS SDK"):
+        for mode in ("async", "json", "sse", "progress"):
+            if server == "raw" and mode == "progress":
+                continue
+            for concurrency in (1, 32):
+                cell = cells[(server, mode, concurrency)]
+                assert cell["errors"] == 0 and cell["calls"] > 0 and not cell["timed_out"], cell
+    # The stateless era answers plain JSON unless something comes before the result.
+    for server in ("raw", "mcpgen", "SDK", "TS SDK"):
+        assert cells[(server, "sse", 32)]["content_types"] == ["application/json"]
+    for server in ("mcpgen", "SDK", "TS SDK"):
+        assert cells[(server, "progress", 32)]["content_types"] == ["text/event-stream"]
+    assert report["cold_start_errors"] == []
+    counts = {name: len(ms) for name, ms in report["cold_start_ms"].items()}
+    assert counts == {"raw": 2, "mcpgen": 2, "SDK": 2, "TS SDK": 2}
+
+
+def test_codec_bench(tmp_path: Path) -> None:
+    report = run("codec.py", tmp_path / "codec.json", "--quick")
+    assert report["problems"] == [], report["problems"]
+    for name, message in report["messages"].items():
+        for side in ("decode", "encode"):
+            rates = message[side]
+            assert set(rates) == {"mcpgen", "SDK", "hand-written"} and all(r > 0 for r in rates.values()), (name, side)
+
+
+def test_client_bench(tmp_path: Path) -> None:
+    """Both client libraries, both transports, both eras, 1 and 64 calls in flight: every
+    call answered correctly and each client speaking the era it was asked for (the
+    benchmark exits 1 otherwise and lists the problems)."""
+    report = run("client.py", tmp_path / "client.json", "--quick", timeout=600)
+    assert report["problems"] == []
+    cells = {(c["library"], c["transport"], c["era"]): c for c in report["runs"][0]}
+    assert set(cells) == {
+        (lib, t, e) for lib in ("mcpgen", "SDK") for t in ("stdio", "http") for e in ("handshake", "2026-07-28")
+    }
+    for key, cell in cells.items():
+        assert cell["spoken"] == ("2025-11-25" if key[2] == "handshake" else "2026-07-28"), key
+        assert [p["in_flight"] for p in cell["phases"]] == [1, 64]
+        for phase in cell["phases"]:
+            assert phase["errors"] == 0 and phase["ok"] == phase["calls"] > 0 and phase["cpu_us_per_call"] > 0, phase
+    assert {(r["transport"], r["era"], r["in_flight"]) for r in report["rows"]} == {
+        (t, e, n) for t in ("stdio", "http") for e in ("handshake", "2026-07-28") for n in (1, 64)
+    }
