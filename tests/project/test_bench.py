@@ -127,3 +127,13 @@ def test_client_bench(tmp_path: Path) -> None:
     assert {(r["transport"], r["era"], r["in_flight"]) for r in report["rows"]} == {
         (t, e, n) for t in ("stdio", "http") for e in ("handshake", "2026-07-28") for n in (1, 64)
     }
+
+
+def test_stubs_bench(tmp_path: Path) -> None:
+    """bench/stubs.py, scaled down: generation time per definition as the schema grows."""
+    report = run("stubs.py", tmp_path / "stubs.json", "--quick")
+    for shape in ("chained", "clashing"):
+        rows = [row for row in report["rows"] if row["shape"] == shape]
+        assert [row["defs"] for row in rows] == report["settings"]["sizes"], rows
+        assert all(row["types"] > row["defs"] and row["seconds"] > 0 for row in rows), rows
+        assert report["growth"][shape] > 0
