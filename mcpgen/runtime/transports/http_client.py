@@ -472,6 +472,11 @@ class HttpTransport:
         """A reply's whole body, decoded, at most ``max_message`` bytes."""
         if isinstance(response, http11.Response):
             return await response.aread()  # bounded by its pool's max_message
+        loaded = _loaded(response)
+        if loaded is not None:
+            if len(loaded) > self.max_message:
+                raise bounded.ResponseTooLarge("the server's answer", self.max_message)
+            return loaded
         encoding = response.headers.get("content-encoding")
         return await bounded.read_whole(response.aiter_raw(), encoding, self.max_message, "the server's answer")
 
@@ -479,6 +484,9 @@ class HttpTransport:
         """A stream's lines, decoded, each at most ``max_message`` bytes."""
         if isinstance(response, http11.Response):
             return response.aiter_lines()
+        loaded = _loaded(response)
+        if loaded is not None:
+            return bounded.lines(_once(loaded), self.max_message)
         pieces = bounded.decoded(response.aiter_raw(), response.headers.get("content-encoding"))
         return bounded.lines(pieces, self.max_message)
 
@@ -666,6 +674,19 @@ class HttpTransport:
         if self._own_client:
             await self._client.aclose()
         self._inbox.put_nowait(None)
+
+
+def _loaded(response: httpx.Response) -> bytes | None:
+    """The body of an httpx response that holds it already (one made with its content, as
+    a caller's mock transport makes them), else None: it is to be read."""
+    try:
+        return response.content
+    except httpx.ResponseNotRead:
+        return None
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
 
 
 def _retry_seconds(parser: sse.Parser) -> float:
