@@ -23,8 +23,9 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from mcpgen.runtime.auth.discovery import canonical_resource
 from mcpgen.runtime.auth.dpop import DPoPKey
-from mcpgen.runtime.auth.oauth import ClientInfo, Token, canonical_resource
+from mcpgen.runtime.auth.oauth import ClientInfo, Token
 
 try:
     import fcntl
