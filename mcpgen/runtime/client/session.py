@@ -29,7 +29,7 @@ from mcpgen.generated import (
     decoder,
 )
 from mcpgen.runtime.client.cache import CACHEABLE, ResultCache, cache_key
-from mcpgen.runtime.client.era import NoCommonVersion, StatelessRefused, after_probe, after_slow_probe
+from mcpgen.runtime.client.era import NoCommonVersion, StatelessRefused, after_probe, after_slow_probe, probe_wait
 from mcpgen.runtime.client.era import plan as era_plan
 from mcpgen.runtime.client.stateless import (
     ASKING_METHODS,
@@ -121,10 +121,9 @@ class ClientSession(HandshakeSession, ClientCalls):
         )
         self.own_caps = Declared(capabilities)
         try:
-            # The timeout is for a server that stays silent; a protected one answers 401 at
-            # once, and the probe then waits on the authorization, which is no such silence
-            # (cut short, the flow would start over: a second sign-in, a retry limit spent).
-            silent = probe_timeout if opening.probe and not getattr(self.transport, "authenticates", False) else UNSET
+            # The timeout is for a server that stays silent, where silence can be its answer
+            # (era.probe_wait: not over HTTP, nor while an authorization flow runs).
+            silent = probe_wait(self.transport, probe_timeout) if opening.probe else UNSET
             return await self._probe(pinned, silent, cache)
         except (McpError, RequestTimeout) as exc:
             if after_probe(opening.probe, exc) == "raise":

@@ -178,6 +178,10 @@ class _Capped(httpx.AsyncByteStream):
 
 
 class HttpTransport:
+    # Every request gets an answer over HTTP (an older server's is an error): the era
+    # probe waits for it however slow (mcpgen.runtime.client.era.probe_wait).
+    answers_every_request = True
+
     def __init__(
         self,
         url: str,
