@@ -94,6 +94,7 @@ class Response:
         "_streaming",
         "_body",
         "limit",
+        "reused",
     )
 
     def __init__(self, conn: _Connection, limit: int = MAX_MESSAGE) -> None:
@@ -112,6 +113,9 @@ class Response:
         self._streaming = False  # read chunk by chunk: reading may pause while chunks wait
         self._body: bytes | None = None  # decoded, once read whole
         self.limit = limit
+        # Sent on a connection that had carried a request before: one the server may have
+        # closed as idle just as this was sent (see Pool.post).
+        self.reused = conn.requests > 0
 
     # ------------------------------------------------------------ fed by the connection
 
@@ -262,6 +266,7 @@ class _Connection(asyncio.Protocol):
         self._keep_alive = False
         self._close_delimited = False
         self._paused = False
+        self.requests = 0  # sent on it so far
 
     # ------------------------------------------------------------ asyncio
 
@@ -339,6 +344,7 @@ class _Connection(asyncio.Protocol):
     def send(self, data: bytes) -> Response:
         assert self.transport is not None
         response = self.response = Response(self, self.pool.max_message)
+        self.requests += 1
         self.transport.write(data)
         return response
 
@@ -429,12 +435,13 @@ class Pool:
             conn.close()
         return None
 
-    async def acquire(self) -> _Connection:
-        """An idle connection, a new one, or (at ``max_connections``) the next one freed."""
+    async def acquire(self, fresh: bool = False) -> _Connection:
+        """An idle connection (not with ``fresh``), a new one, or (at ``max_connections``)
+        the next one freed."""
         while True:
             if self._closed:
                 raise HttpError("the HTTP client is closed")
-            conn = self.take()
+            conn = None if fresh else self.take()
             if conn is not None:
                 return conn
             if len(self._busy) + self._opening < self.max_connections:
@@ -472,13 +479,22 @@ class Pool:
         self._busy.add(conn)
         return conn
 
-    async def post(self, headers: dict[str, str], body: bytes) -> Response:
-        """POST ``body``; return once the response's head has arrived."""
+    async def post(self, headers: dict[str, str], body: bytes, *, fresh: bool = False) -> Response:
+        """POST ``body``; return once the response's head has arrived. A kept-alive
+        connection that fails before any answer came on it (the server closed it as idle
+        just as the request went out: a race with its keep-alive timeout, wider on a busy
+        machine) is given up and the request sent once more on a new connection, as
+        browsers do; a server that read the request would have answered something first."""
         data = self.request_bytes(headers, body)
-        conn = await self.acquire()
+        conn = await self.acquire(fresh)
         response = conn.send(data)
         try:
             await response.wait_head()
+        except HttpError:
+            response.abort()
+            if response.reused and not response.head_done and not fresh and not self._closed:
+                return await self.post(headers, body, fresh=True)
+            raise
         except BaseException:
             response.abort()
             raise

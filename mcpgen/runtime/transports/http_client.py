@@ -37,7 +37,7 @@ import asyncio
 import functools
 import logging
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import httpx
@@ -286,7 +286,11 @@ class HttpTransport:
                 self._fast_pending[request_id] = response
                 response.notify = functools.partial(self._fast_event, frame, headers, request_id, method)
                 return
-        task = asyncio.ensure_future(self._post_request(frame, headers, request_id, method))
+        self._spawn_request(self._post_request(frame, headers, request_id, method), request_id)
+
+    def _spawn_request(self, coro: Coroutine[Any, Any, None], request_id: Any) -> None:
+        """Read a request's reply in a task of its own (``forget`` cancels it)."""
+        task = asyncio.ensure_future(coro)
         self._requests[request_id] = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -299,6 +303,11 @@ class HttpTransport:
         complete, or its connection failed. Runs inside the connection's parser: never raises."""
         if response.error is not None:
             self._fast_pending.pop(request_id, None)
+            if response.reused and not response.head_done and not self._closed and self._fast is not None:
+                # A kept-alive connection the server closed as idle as this went out: sent
+                # again on a new one (http11.Pool.post says why that is safe).
+                self._spawn_request(self._post_request(frame, headers, request_id, method, fresh=True), request_id)
+                return
             self._request_failed(request_id, ConnectionClosed(f"POST {self.url} failed: {response.error}"))
             return
         if not response.complete:
@@ -306,12 +315,7 @@ class HttpTransport:
                 # Redirects and streams are read in a task, like every reply through httpx.
                 response.notify = None
                 self._fast_pending.pop(request_id, None)
-                coro = self._post_request(frame, headers, request_id, method, response)
-                task = asyncio.ensure_future(coro)
-                self._requests[request_id] = task
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-                task.add_done_callback(lambda _: self._requests.pop(request_id, None))
+                self._spawn_request(self._post_request(frame, headers, request_id, method, response), request_id)
             return  # the rest of a plain answer comes with a later event
         self._fast_pending.pop(request_id, None)
         try:
@@ -351,9 +355,10 @@ class HttpTransport:
         awaiting: Any,
         method: Any,
         started: http11.Response | None = None,
+        fresh: bool = False,
     ) -> None:
         """POST a frame (or go on with the reply to one sent on callbacks, ``started``)
-        and handle its reply."""
+        and handle its reply (``fresh``: on a new connection)."""
         response: httpx.Response | http11.Response
         fast = self._fast
         if started is not None or fast is not None:
@@ -365,7 +370,7 @@ class HttpTransport:
                     response = await self._authorized_post(fast, self._auth, headers, frame)
                 else:
                     assert fast is not None
-                    response = await fast.post(headers, frame)
+                    response = await fast.post(headers, frame, fresh=fresh)
             except http11.HttpError as exc:
                 raise ConnectionClosed(f"POST {self.url} failed: {exc}") from exc
             if response.status_code not in _REDIRECTS:
@@ -442,9 +447,10 @@ class HttpTransport:
         request_id: Any,
         method: Any,
         started: http11.Response | None = None,
+        fresh: bool = False,
     ) -> None:
         try:
-            await self._post(frame, headers, request_id, method, started)
+            await self._post(frame, headers, request_id, method, started, fresh)
         except Exception as exc:  # the caller of that request gets it (an OAuthError, say)
             self._request_failed(request_id, exc)
 

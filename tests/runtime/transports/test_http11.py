@@ -230,6 +230,51 @@ async def test_keep_alive_reuse_and_connections_the_server_closes() -> None:
     assert counts == [3, 2, 2], "reused until the server closed it, then a new connection"
 
 
+async def test_a_kept_alive_connection_dropped_as_a_request_goes_out_is_retried_on_a_new_one() -> None:
+    """The server closes a kept-alive connection (its keep-alive timeout racing the client's,
+    a race a busy machine widens) just as the next request goes out: that request, which got
+    no answer at all, is sent once more on a new connection, on the task path and on the
+    callback path alike. A request that fails on a new connection is not sent again."""
+    seen = 0
+
+    async def answer(request: bytes, writer: asyncio.StreamWriter) -> bool:
+        nonlocal seen
+        seen += 1
+        if seen in (2, 5):
+            return False  # read, then closed without a word
+        rid = msgspec.json.decode(request.split(b"\r\n\r\n", 1)[1]).get("id", 0)
+        writer.write(json_answer(b'{"jsonrpc":"2.0","id":%d,"result":{"n":%d}}' % (rid, seen)))
+        return True
+
+    async with scripted(answer) as (url, counts):
+        pool = http11.Pool(url)
+        for wanted in (1, 3):
+            response = await pool.post({}, b'{"id":0}')
+            assert msgspec.json.decode(await response.aread())["result"] == {"n": wanted}
+        pool.close()
+        transport = HttpTransport(url, standalone_stream=False)  # a reply read on callbacks
+        try:
+            for rid in (1, 2):
+                await transport.send(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % rid)
+                reply = msgspec.json.decode(await asyncio.wait_for(transport.receive(), 10))
+                assert reply["id"] == rid and "result" in reply, reply
+        finally:
+            await transport.close()
+    # The second and the fifth requests twice: dropped on a kept-alive connection (the
+    # first and the third), then answered on a new one (the second and the fourth).
+    assert counts == [2, 1, 2, 1], counts
+
+    async def never(request: bytes, writer: asyncio.StreamWriter) -> bool:
+        return False
+
+    async with scripted(never) as (url, counts):
+        pool = http11.Pool(url)
+        with pytest.raises(http11.HttpError, match="closed the connection"):
+            await pool.post({}, b"{}")
+        pool.close()
+    assert counts == [1]
+
+
 async def test_gzip_close_delimited_and_informational_answers() -> None:
     packed = gzip.compress(b'{"packed":true}')
     replies = [
