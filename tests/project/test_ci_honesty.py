@@ -39,9 +39,7 @@ def test_lenient_xfail() -> None:
 def test_known_failure() -> None:
     assert False
 """
-MODULE_SKIP = (
-    'import pytest\npytest.importorskip("no_such_module_either")\n\ndef test_never() -> None:\n    pass\n'
-)
+MODULE_SKIP = 'import pytest\npytest.importorskip("no_such_module_either")\n\ndef test_never() -> None:\n    pass\n'
 XPASS = "import pytest\n\n@pytest.mark.xfail(reason='fixed since')\ndef test_fixed() -> None:\n    assert True\n"
 
 
