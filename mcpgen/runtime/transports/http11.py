@@ -22,6 +22,7 @@ go through it too, driven as httpx would drive them), and keeps httpx for everyt
 from __future__ import annotations
 
 import asyncio
+import select
 import ssl
 import urllib.request
 from collections import deque
@@ -36,6 +37,9 @@ from mcpgen.runtime.transports.stdio import MAX_MESSAGE
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _HIGH_WATER = 1 << 20  # buffered response bytes before the connection stops reading
+# An idle connection older than this is asked whether the server closed it before it is
+# reused (one system call; connections reused sooner, as under load, are not asked).
+_LOOK_AFTER = 0.1
 USER_AGENT = "mcpgen"
 
 
@@ -94,7 +98,6 @@ class Response:
         "_streaming",
         "_body",
         "limit",
-        "reused",
     )
 
     def __init__(self, conn: _Connection, limit: int = MAX_MESSAGE) -> None:
@@ -113,9 +116,6 @@ class Response:
         self._streaming = False  # read chunk by chunk: reading may pause while chunks wait
         self._body: bytes | None = None  # decoded, once read whole
         self.limit = limit
-        # Sent on a connection that had carried a request before: one the server may have
-        # closed as idle just as this was sent (see Pool.post).
-        self.reused = conn.requests > 0
 
     # ------------------------------------------------------------ fed by the connection
 
@@ -266,7 +266,6 @@ class _Connection(asyncio.Protocol):
         self._keep_alive = False
         self._close_delimited = False
         self._paused = False
-        self.requests = 0  # sent on it so far
 
     # ------------------------------------------------------------ asyncio
 
@@ -344,9 +343,24 @@ class _Connection(asyncio.Protocol):
     def send(self, data: bytes) -> Response:
         assert self.transport is not None
         response = self.response = Response(self, self.pool.max_message)
-        self.requests += 1
         self.transport.write(data)
         return response
+
+    def dropped(self) -> bool:
+        """Whether the server closed this idle connection (or sent something nobody asked
+        for) though the event loop has not handled it yet: its socket is readable. A server
+        closes a kept-alive connection after its own idle timeout (5 s for node and uvicorn,
+        as ours): on a busy machine the loop may not have seen that close when the next
+        request takes the connection, which then fails with a reset (as urllib3 does, the
+        socket is asked before it is reused)."""
+        sock = self.transport.get_extra_info("socket") if self.transport is not None else None
+        if sock is None:
+            return False
+        try:
+            readable, _, _ = select.select([sock.fileno()], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
 
     def pause(self) -> None:
         if not self._paused and self.transport is not None and not self.closed:
@@ -429,19 +443,19 @@ class Pool:
         now = asyncio.get_running_loop().time()
         while self._idle:
             conn = self._idle.pop()
-            if not conn.closed and now - conn.idle_since < self.keepalive_expiry:
+            idle = now - conn.idle_since
+            if not conn.closed and idle < self.keepalive_expiry and (idle < _LOOK_AFTER or not conn.dropped()):
                 self._busy.add(conn)
                 return conn
             conn.close()
         return None
 
-    async def acquire(self, fresh: bool = False) -> _Connection:
-        """An idle connection (not with ``fresh``), a new one, or (at ``max_connections``)
-        the next one freed."""
+    async def acquire(self) -> _Connection:
+        """An idle connection, a new one, or (at ``max_connections``) the next one freed."""
         while True:
             if self._closed:
                 raise HttpError("the HTTP client is closed")
-            conn = None if fresh else self.take()
+            conn = self.take()
             if conn is not None:
                 return conn
             if len(self._busy) + self._opening < self.max_connections:
@@ -479,22 +493,13 @@ class Pool:
         self._busy.add(conn)
         return conn
 
-    async def post(self, headers: dict[str, str], body: bytes, *, fresh: bool = False) -> Response:
-        """POST ``body``; return once the response's head has arrived. A kept-alive
-        connection that fails before any answer came on it (the server closed it as idle
-        just as the request went out: a race with its keep-alive timeout, wider on a busy
-        machine) is given up and the request sent once more on a new connection, as
-        browsers do; a server that read the request would have answered something first."""
+    async def post(self, headers: dict[str, str], body: bytes) -> Response:
+        """POST ``body``; return once the response's head has arrived."""
         data = self.request_bytes(headers, body)
-        conn = await self.acquire(fresh)
+        conn = await self.acquire()
         response = conn.send(data)
         try:
             await response.wait_head()
-        except HttpError:
-            response.abort()
-            if response.reused and not response.head_done and not fresh and not self._closed:
-                return await self.post(headers, body, fresh=True)
-            raise
         except BaseException:
             response.abort()
             raise

@@ -303,11 +303,6 @@ class HttpTransport:
         complete, or its connection failed. Runs inside the connection's parser: never raises."""
         if response.error is not None:
             self._fast_pending.pop(request_id, None)
-            if response.reused and not response.head_done and not self._closed and self._fast is not None:
-                # A kept-alive connection the server closed as idle as this went out: sent
-                # again on a new one (http11.Pool.post says why that is safe).
-                self._spawn_request(self._post_request(frame, headers, request_id, method, fresh=True), request_id)
-                return
             self._request_failed(request_id, ConnectionClosed(f"POST {self.url} failed: {response.error}"))
             return
         if not response.complete:
@@ -355,10 +350,9 @@ class HttpTransport:
         awaiting: Any,
         method: Any,
         started: http11.Response | None = None,
-        fresh: bool = False,
     ) -> None:
         """POST a frame (or go on with the reply to one sent on callbacks, ``started``)
-        and handle its reply (``fresh``: on a new connection)."""
+        and handle its reply."""
         response: httpx.Response | http11.Response
         fast = self._fast
         if started is not None or fast is not None:
@@ -370,7 +364,7 @@ class HttpTransport:
                     response = await self._authorized_post(fast, self._auth, headers, frame)
                 else:
                     assert fast is not None
-                    response = await fast.post(headers, frame, fresh=fresh)
+                    response = await fast.post(headers, frame)
             except http11.HttpError as exc:
                 raise ConnectionClosed(f"POST {self.url} failed: {exc}") from exc
             if response.status_code not in _REDIRECTS:
@@ -447,10 +441,9 @@ class HttpTransport:
         request_id: Any,
         method: Any,
         started: http11.Response | None = None,
-        fresh: bool = False,
     ) -> None:
         try:
-            await self._post(frame, headers, request_id, method, started, fresh)
+            await self._post(frame, headers, request_id, method, started)
         except Exception as exc:  # the caller of that request gets it (an OAuthError, say)
             self._request_failed(request_id, exc)
 
