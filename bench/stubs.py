@@ -23,13 +23,20 @@ Run from the repository root with the project's venv active::
 
 from __future__ import annotations
 
-import argparse
-import json
-import platform
+import os
 import sys
-import time
-from pathlib import Path
-from typing import Any
+
+# Run as a script, this file's folder comes first on sys.path, where bench/http.py would
+# shadow the standard library's http (which the generator's loader imports): drop it.
+if sys.path and sys.path[0] and os.path.samefile(sys.path[0], os.path.dirname(os.path.abspath(__file__))):
+    del sys.path[0]
+
+import argparse  # noqa: E402 (after the sys.path fix above)
+import json  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
