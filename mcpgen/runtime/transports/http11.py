@@ -127,13 +127,15 @@ class Response:
                 key, text = name.decode("latin-1").lower(), value.decode("latin-1")
                 headers[key] = f"{headers[key]}, {text}" if key in headers else text
         self.status_code, self.headers, self.raw_headers = status, headers, raw
-        self._encoding = headers.get("content-encoding")
-        try:
-            bounded.Decoder(self._encoding)  # refused at once: nothing of the body is read
-        except McpError as exc:
-            raise HttpError(exc.message) from None
+        encoding = self._encoding = headers.get("content-encoding")
+        if encoding is not None:
+            try:
+                bounded.Decoder(encoding)  # refused at once: nothing of the body is read
+            except McpError as exc:
+                raise HttpError(exc.message) from None
         # An event stream is read piece by piece from the start: its reading may pause.
-        self._streaming = headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+        kind = headers.get("content-type")
+        self._streaming = kind is not None and kind[:17].lower() == "text/event-stream"
         self.head_done = True
         self._changed()
 
@@ -174,7 +176,13 @@ class Response:
         """The whole body of a complete response, decoded (as often as asked): at most
         ``limit`` bytes, else :class:`~mcpgen.runtime.transports.bounded.ResponseTooLarge`."""
         if self._body is None:
-            self._body = bounded.decode_whole(self._chunks, self._encoding, self.limit, "the server's answer")
+            if self._encoding is None:  # the usual case: the bytes as they came, bounded in got_body
+                body = b"".join(self._chunks)
+                if len(body) > self.limit:
+                    raise bounded.ResponseTooLarge("the server's answer", self.limit)
+                self._body = body
+            else:
+                self._body = bounded.decode_whole(self._chunks, self._encoding, self.limit, "the server's answer")
             self._chunks, self._size = [], 0
         return self._body
 

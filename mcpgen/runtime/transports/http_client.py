@@ -593,7 +593,10 @@ class HttpTransport:
                     if probe.method is UNSET and probe.id == awaiting:
                         self._inbox.put_nowait(data)  # an answer of ours never waits
                         return "response"
-                await self._inbox.put(data)
+                if self._inbox.full():
+                    await self._inbox.put(data)  # waits, and reads nothing more meanwhile
+                else:
+                    self._inbox.put_nowait(data)
         except _REFUSED as exc:
             log.warning("mcpgen: closing the event stream from %s: %s", self.url, exc)
             return exc
