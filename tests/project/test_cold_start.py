@@ -73,7 +73,7 @@ NOT_BEFORE_FIRST_ANSWER = (
 # joining this list is a choice to make here, not an accident of an import.
 FIRST_ANSWER_RUNTIME = {
     "mcpgen.runtime": ("errors", "extras", "versions"),
-    "mcpgen.runtime.jsonrpc": ("capabilities", "eager", "framing", "session", "transport"),
+    "mcpgen.runtime.jsonrpc": ("capabilities", "context", "eager", "framing", "kernel", "session", "transport"),
     "mcpgen.runtime.shared": ("files", "handshake", "headers", "jsonschema", "meta"),
     "mcpgen.runtime.transports": ("stdio",),
     "mcpgen.runtime.auth": ("info",),

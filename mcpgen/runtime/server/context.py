@@ -40,7 +40,7 @@ from mcpgen.generated import (
     encode,
 )
 from mcpgen.runtime.auth.info import AuthInfo, current_auth
-from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
+from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server.session import ServerSession

@@ -30,6 +30,7 @@ from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
+from mcpgen.runtime.jsonrpc.kernel import Slots
 from mcpgen.runtime.server import http_exchange
 from mcpgen.runtime.server.era import request_era
 from mcpgen.runtime.server.session import ServerSession
@@ -219,7 +220,7 @@ class McpHttpApp:
             if isinstance(tasks.store, MemoryTaskStore) and not len(tasks.store):  # Server(task_store=...) wins
                 tasks.store = options.store.task_store()
         # Stateless-era requests have no session to bound them: the app bounds them all.
-        self.slots = http_exchange.Slots(server.session_options["max_concurrency"])
+        self.slots = Slots(server.session_options["max_concurrency"])
         # Header values that passed the Host/Origin and media checks: every request pays
         # for those checks, and a client sends the same values each time.
         self._admitted: set[tuple[str, str | None]] = set()
@@ -546,27 +547,19 @@ class McpHttpApp:
         """Serve one message with a throwaway session: no handshake state, JSON only. A
         request takes one of the app's slots (``max_concurrency`` running, four times as
         many waiting, the rest refused -32000), and a client that goes away ends its
-        session, which cancels the handler."""
+        session, which cancels the handler (or takes it out of the line)."""
         disconnected = asyncio.ensure_future(_wait_disconnect(receive))
-        if is_request and not await http_exchange.take_slot(self.slots, disconnected):
-            gone = disconnected.done()
-            disconnected.cancel()
-            if not gone:
-                busy = error_frame(SERVER_BUSY, "Server busy: too many requests in flight; retry later", env.id)
-                await _respond(send, 200, busy)
-            return
         try:
             await self._serve_throwaway(disconnected, send, env, is_request, version)
         finally:
             disconnected.cancel()
-            if is_request:
-                self.slots.leave()
 
     async def _serve_throwaway(
         self, disconnected: asyncio.Future[None], send: Send, env: Envelope, is_request: bool, version: str | None
     ) -> None:
         transport = HttpSessionTransport(self, "stateless")
         session = ServerSession(transport, self.server, **self.server.session_options)
+        session.slots = self.slots  # the requests of every such session share the app's bound
         if env.method != "initialize":
             session.state = "ready"
             session.answers_now = True
@@ -844,7 +837,7 @@ async def close_current_stream() -> None:
     """Close the HTTP connection of the request being served, keeping its SSE stream:
     the client reconnects (GET with Last-Event-ID) after the retry delay and receives
     the rest. Lets long requests poll instead of holding a connection open."""
-    from mcpgen.runtime.jsonrpc.session import current_request
+    from mcpgen.runtime.jsonrpc.context import current_request
 
     request = current_request.get()
     if request is None:

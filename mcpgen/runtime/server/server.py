@@ -77,7 +77,9 @@ from mcpgen.generated import (
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
 from mcpgen.runtime.extras import require
 from mcpgen.runtime.jsonrpc.capabilities import Declared
-from mcpgen.runtime.jsonrpc.session import NOT_NOW, current_request
+from mcpgen.runtime.jsonrpc.context import current_request
+from mcpgen.runtime.jsonrpc.kernel import NOT_NOW, Route
+from mcpgen.runtime.jsonrpc.session import runtime_class
 from mcpgen.runtime.jsonrpc.transport import Transport
 from mcpgen.runtime.server import running
 from mcpgen.runtime.server.caching import CacheHint
@@ -237,8 +239,9 @@ class Server:
         self.extensions: dict[str, dict[str, Any]] = {}
         self.extension_methods: dict[str, MethodSpec] = {}
         self._skills: SkillSet | None = None
-        # None without middleware: dispatch then pays one test, and nothing is imported.
+        # None without middleware: a route then pays nothing for it, and nothing is imported.
         self.middleware_chain: Chain | None = None
+        self._routes: dict[str, Route] = {}  # method -> how it is served (see route())
         for item in middleware or ():
             self.middleware(item)
 
@@ -254,6 +257,9 @@ class Server:
         if self.middleware_chain is None:
             self.middleware_chain = Chain()
         self.middleware_chain.add(item)
+        self._routes.clear()  # made again with it
+        if self._stateless is not None:
+            self._stateless.forget_routes()
         return item
 
     @overload
@@ -899,35 +905,37 @@ class Server:
             return self._tool_failed(found, exc)
         return self._tool_result(found, value)
 
-    async def dispatch(self, spec: MethodSpec, params: Any) -> Any:
-        """The one path every request of either era, over every transport, takes to its
-        handler: the handshake era's connection
-        (:class:`~mcpgen.runtime.server.session.ServerSession`), the stateless front
-        (:class:`~mcpgen.runtime.server.stateless.StatelessServer`) and a task's tool call
-        (:mod:`~mcpgen.runtime.server.tasks`) all call it, with the request's context set
-        (``current_request``: its id, its session or stateless request, hence the era and
-        the principal). ``spec`` is the method table's entry, ``params`` the typed params.
-        A request answered on the spot skips it (found through :meth:`immediate_handler`,
-        which offers nothing once this is overridden), so what wraps this sees every call."""
-        if self.middleware_chain is not None:
-            return await self.middleware_chain.serve(self, spec.handler, spec.method, params)
-        handler = getattr(self, spec.handler, None)
-        if handler is None:  # an extension's method whose handler was never defined
-            raise NotImplementedError(spec.method)
-        return await handler(params)
+    def route(self, spec: MethodSpec) -> Route:
+        """How the requests of ``spec``'s method are served, in either era, over any
+        transport: the coroutine the method table names (``list_tools``, ``call_tool``,
+        ...), what answers on the spot (``call_tool_now``: a subclass overriding ``call_tool``
+        loses it, so that its override sees every call), the handler timeout, and every
+        middleware around them. Made once per method."""
+        found = self._routes.get(spec.method)
+        if found is None:
+            handler = getattr(self, spec.handler, None)
+            run = handler if handler is not None else partial(_not_implemented, spec.method)
+            now = None
+            if spec.method == "tools/call" and type(self).call_tool is Server.call_tool:
+                now = self.call_tool_now
+            base = Route(run, now, runtime_class(spec), timeout=self.session_options["handler_timeout"])
+            found = self._routes[spec.method] = self.wrap(spec.method, base)
+        return found
 
-    def immediate_handler(self, name: str) -> Callable[[Any], Any] | None:
-        """The synchronous handlers the session may call without a task (none for a
-        subclass that overrides ``call_tool`` or :meth:`dispatch`: its override must see
-        every call)."""
-        if (
-            name == "call_tool"
-            and type(self).call_tool is Server.call_tool
-            and type(self).dispatch is Server.dispatch
-            and self.middleware_chain is None  # the middleware see every call
-        ):
-            return self.call_tool_now
-        return None
+    def wrap(self, method: str, base: Route) -> Route:
+        """``base`` with every middleware around it (for the routes a connection or the
+        stateless front serves themselves: ``initialize``, ``ping``, ``server/discover``,
+        ``subscriptions/listen``, ``tasks/*``)."""
+        if self.middleware_chain is None:
+            return base
+        run, now = self.middleware_chain.compose("server", method, base.run, base.now)
+        return msgspec.structs.replace(base, run=run, now=now)
+
+    async def dispatch(self, spec: MethodSpec, params: Any) -> Any:
+        """Serve one request of ``spec``'s method with the request's context already set
+        (``current_request``): its route's handler, middleware included (a task's tool call
+        runs so, for the task's whole life)."""
+        return await self.route(spec).run(params)
 
     def _tool_call(
         self, params: CallToolRequestParams, entry: ToolEntry | None = None
@@ -1179,6 +1187,10 @@ class Server:
 
 def _text(value: str | None) -> Any:
     return value if value else UNSET
+
+
+async def _not_implemented(method: str, params: Any) -> Any:
+    raise NotImplementedError(method)  # an extension's method whose handler was never defined
 
 
 def _tool_error(message: str) -> CallToolResult:

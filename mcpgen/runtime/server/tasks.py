@@ -43,8 +43,9 @@ import msgspec
 
 from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CAPABILITY, SERVER_BUSY, McpError
+from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
 from mcpgen.runtime.jsonrpc.framing import Envelope
-from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
+from mcpgen.runtime.jsonrpc.kernel import Ready
 from mcpgen.runtime.server.input_required import answer_as_result, wire_params
 from mcpgen.runtime.server.stateless import (
     FrontHost,
@@ -131,7 +132,7 @@ class TaskManager:
         raw: dict[str, Any],
         headers: Mapping[str, str] | None,
         sink: Sink | None,
-    ) -> tuple[StatelessRequest, dict[str, Any]]:
+    ) -> StatelessRequest:
         """The request scope of a ``tasks/*`` request (its ``_meta``, version and
         Mcp-Method already checked), after its Mcp-Name header and params: -32020, -32021,
         -32602 in that order."""
@@ -159,16 +160,16 @@ class TaskManager:
             log_level=None,
             sink=sink,
         )
-        return request, raw
+        return request
 
     # ------------------------------------------------------------ tasks/get, update, cancel
 
-    async def serve(self, front: StatelessServer, request: StatelessRequest, raw: dict[str, Any]) -> bytes:
+    async def serve(self, front: StatelessServer, request: StatelessRequest, raw: dict[str, Any]) -> dict[str, Any]:
         task_id: str = raw["taskId"]
         owner = self.owner(request)
         if request.method == "tasks/get":
             record = await self._load(task_id, owner)
-            return _frame(request, front.stamp(self._detailed(record), "complete", None))
+            return self._detailed(record)
         if request.method == "tasks/update":
             responses: dict[str, Any] = raw["inputResponses"]
             await self._load(task_id, owner)
@@ -176,7 +177,7 @@ class TaskManager:
         else:  # tasks/cancel: idempotent; a terminal task keeps its status
             await self._load(task_id, owner)
             await self._revise(task_id, _cancel)
-        return _frame(request, front.stamp({}, "complete", None))
+        return {}
 
     async def _load(self, task_id: str, owner: str | None) -> TaskRecord:
         data = await self.store.get(task_id)
@@ -215,7 +216,7 @@ class TaskManager:
 
     # ------------------------------------------------------------ tools/call
 
-    async def call_tool(self, front: StatelessServer, request: StatelessRequest, params: Any) -> bytes | None:
+    async def call_tool(self, front: StatelessServer, request: StatelessRequest, params: Any) -> Any:
         """The answer to a ``tools/call`` of a task-capable tool, or None when it is to run
         as an ordinary call (the client did not declare the extension)."""
         found = self.server.task_support(params.name)
@@ -238,7 +239,7 @@ class TaskManager:
             peer = TaskPeer(self, front, request, record.task_id)
             tool = self._start_tool(front, request, params, peer)
             self._supervise(record.task_id, tool, owner)
-            return _frame(request, front.stamp(self._task_fields(record), "task", None))
+            return Ready("task", self._task_fields(record))
         finally:  # from here on its supervisor counts it, if it runs as a task
             self._starting -= 1
             self._hold(owner, -1)
@@ -263,7 +264,7 @@ class TaskManager:
 
     async def _call_then_hand_off(
         self, front: StatelessServer, request: StatelessRequest, params: Any, owner: str | None
-    ) -> bytes:
+    ) -> Any:
         """Run the tool inside this request until it returns (an ordinary answer, or an
         InputRequiredResult) or awaits ``ctx.continue_as_task()`` (a CreateTaskResult;
         the tool runs on as that task)."""
@@ -282,8 +283,8 @@ class TaskManager:
         if peer.handed.done():
             record: TaskRecord = peer.handed.result()
             self._supervise(record.task_id, tool, owner)
-            return _frame(request, front.stamp(self._task_fields(record), "task", None))
-        return front.result_frame(request, tool.result())  # raises what the tool raised
+            return Ready("task", self._task_fields(record))
+        return tool.result()  # raises what the tool raised
 
     def _start_tool(
         self, front: StatelessServer, request: StatelessRequest, params: Any, peer: TaskPeer
@@ -292,7 +293,7 @@ class TaskManager:
         context = RequestContext(peer, base.request_id, base.method, base.meta, base.progress_token)
         token = current_request.set(context)
         try:  # the new task copies the context variables, this request's context with them
-            return asyncio.ensure_future(self.server.dispatch(front.table["tools/call"], params))
+            return asyncio.ensure_future(self.server.dispatch(front.handshake.CLIENT_TO_SERVER["tools/call"], params))
         finally:
             current_request.reset(token)
 
@@ -573,10 +574,6 @@ def _cancel(record: TaskRecord) -> TaskRecord | None:
     record.status, record.cancel_requested, record.input_requests = "cancelled", True, {}
     record.status_message = "Cancelled"
     return record
-
-
-def _frame(request: StatelessRequest, body: bytes) -> bytes:
-    return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(request.id) + b',"result":' + body + b"}"
 
 
 def _now() -> str:

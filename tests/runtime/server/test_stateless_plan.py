@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from mcpgen import Context, Server
+from mcpgen.runtime.jsonrpc import kernel
 from mcpgen.runtime.jsonrpc.framing import decode_envelope
 from mcpgen.runtime.server.stateless import StatelessServer, _Plan
 
@@ -173,7 +174,7 @@ def test_the_fast_path_is_taken() -> None:
     server = make_server()
     front = server.stateless
     for method in ("tools/call", "prompts/get", "resources/read", "tools/list", "server/discover"):
-        front.admit(decode_envelope(json.dumps(CASES[0]).encode()), None, None)
+        front.admit(decode_envelope(json.dumps(CASES[0]).encode()), sink=None, reply=kernel.OneReply(), slots=None)
         plan = front._plan(method)
         assert plan is not None and plan.read is not None, method
     assert front._plan("ping") is None  # not a method of this era: nothing planned
