@@ -32,7 +32,9 @@ if TYPE_CHECKING:
     from mcpgen.runtime.server.apps import client_supports_ui
     from mcpgen.runtime.server.context import Context
     from mcpgen.runtime.server.http_server import close_current_stream
+    from mcpgen.runtime.server.running import Http, Runner, Stdio
     from mcpgen.runtime.server.server import Server, ToolError
+    from mcpgen.runtime.shared.extension import Extension, ExtensionMethod
     from mcpgen.runtime.stores.redis_store import RedisStore
     from mcpgen.runtime.transports.http_protocol import HttpProtocol
     from mcpgen.version import __version__
@@ -42,6 +44,11 @@ _LAZY = {
     # Serving
     "Server": "mcpgen.runtime.server.server",
     "ToolError": "mcpgen.runtime.server.server",
+    "Extension": "mcpgen.runtime.shared.extension",
+    "ExtensionMethod": "mcpgen.runtime.shared.extension",
+    "Runner": "mcpgen.runtime.server.running",
+    "Stdio": "mcpgen.runtime.server.running",
+    "Http": "mcpgen.runtime.server.running",
     "Context": "mcpgen.runtime.server.context",
     "close_current_stream": "mcpgen.runtime.server.http_server",
     "HttpProtocol": "mcpgen.runtime.transports.http_protocol",  # uvicorn --http mcpgen:HttpProtocol
@@ -127,7 +134,10 @@ __all__ = [
     "ClientInfo",
     "Context",
     "CrossAppAccess",
+    "Extension",
+    "ExtensionMethod",
     "FileTokenStorage",
+    "Http",
     "HttpProtocol",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -146,8 +156,10 @@ __all__ = [
     "RequestTimeout",
     "ResourceNotFound",
     "ResponseLimit",
+    "Runner",
     "Server",
     "SkillVerificationError",
+    "Stdio",
     "TaskFailed",
     "TaskHandle",
     "Timing",

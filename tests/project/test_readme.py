@@ -48,7 +48,7 @@ async def test_the_quick_start_server_answers_the_client(quick_start: Path) -> N
 
             assert [resource.uri for resource in await client.list_resources()] == ["config://app"]
             contents = (await client.read_resource("config://app")).contents
-            assert contents == [TextResourceContents(uri="config://app", text="theme=dark")]
+            assert contents == [TextResourceContents(uri="config://app", text="theme=dark", mime_type="text/plain")]
 
             assert [prompt.name for prompt in await client.list_prompts()] == ["review"]
             prompt = await client.get_prompt("review", {"code": "x = 1"})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
@@ -51,6 +51,7 @@ from mcpgen.runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope as Frame
 from mcpgen.runtime.jsonrpc.framing import OutRequest, RequestId, encode
+from mcpgen.runtime.jsonrpc.kernel import Route
 from mcpgen.runtime.jsonrpc.session import ProgressCallback
 from mcpgen.runtime.shared.handshake import HandshakeSession
 from mcpgen.runtime.shared.meta import META_SUBSCRIPTION
@@ -307,8 +308,12 @@ class ClientSession(HandshakeSession, ClientCalls):
         return result
 
     def use_middleware(self, chain: Chain | None) -> None:
-        """Send every request through ``chain`` (None: none)."""
+        """Send every request through ``chain`` (None: none), and the server's requests and
+        notifications too."""
         self.middleware_chain = chain
+        self._routes.clear()  # made again with it
+        if chain is not None and chain.notes:
+            self.add_notification_listener(self._noted)
         if chain is not None:
             # Only a session with middleware tells its calls the id each is sent under: the
             # class's _issue, every request's path, stays as it is.
@@ -337,8 +342,27 @@ class ClientSession(HandshakeSession, ClientCalls):
         if chain is not None and chain.notes:
             from mcpgen.runtime.middleware.chain import Notification, session_id_of
 
-            await chain.notify(Notification("client", method, params, self.protocol_version, session_id_of(self)))
+            note = Notification("client", method, params, self.protocol_version, session_id_of(self), "sent")
+            await chain.notify(note)
         await super().send_notification(method, params, related=related)
+
+    async def _noted(self, method: str, params: Any) -> None:
+        """A notification the server sent, for the middleware watching them."""
+        from mcpgen.runtime.middleware.chain import Notification, session_id_of
+
+        chain = self.middleware_chain
+        if chain is not None:
+            await chain.notify(Notification("client", method, params, self.protocol_version, session_id_of(self)))
+
+    def make_route(self, spec: Any) -> Route:
+        """The server's requests (sampling, elicitation, roots, ping) go through the
+        middleware too."""
+        route = super().make_route(spec)
+        chain = self.middleware_chain
+        if chain is None:
+            return route
+        run, now = chain.compose("client", spec.method, route.run, route.now)
+        return msgspec.structs.replace(route, run=run, now=now)
 
     async def _run_timed(self) -> None:
         """:meth:`run`, then the middleware hear how long the session lasted."""
@@ -430,15 +454,21 @@ class ClientSession(HandshakeSession, ClientCalls):
 
     async def ask(self, method: str, key: str, params: Any) -> Any:
         """Answer one of the server's questions with the handlers the handshake era's
-        requests reach (the Client's sampling, elicitation and roots)."""
+        requests reach (the Client's sampling, elicitation and roots), through the
+        middleware as the handshake era's requests go."""
         try:
+            handler: Callable[[Any], Awaitable[Any]]
             if method == "elicitation/create":
-                return await self.handlers.elicit(handshake.convert(params, handshake.ElicitRequestParams))
-            if method == "sampling/createMessage":
-                return await self.handlers.create_message(
-                    handshake.convert(params, handshake.CreateMessageRequestParams)
-                )
-            return await self.handlers.list_roots(handshake.convert(params or {}, handshake.RequestParams))
+                handler, typed = self.handlers.elicit, handshake.convert(params, handshake.ElicitRequestParams)
+            elif method == "sampling/createMessage":
+                typed = handshake.convert(params, handshake.CreateMessageRequestParams)
+                handler = self.handlers.create_message
+            else:
+                handler, typed = self.handlers.list_roots, handshake.convert(params or {}, handshake.RequestParams)
+            chain = self.middleware_chain
+            if chain is not None:
+                handler, _ = chain.compose("client", method, handler)
+            return await handler(typed)
         except NotImplementedError:
             raise MissingInputHandler(method, key) from None
         except msgspec.ValidationError as exc:
@@ -472,7 +502,7 @@ class ClientSession(HandshakeSession, ClientCalls):
             return await future
         except asyncio.CancelledError:
             if rid in self._pending and self.is_open:
-                self._spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
+                self.spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
             forget = getattr(self.transport, "forget", None)
             if forget is not None:
                 forget(rid)

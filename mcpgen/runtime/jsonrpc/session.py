@@ -350,7 +350,7 @@ class Session:
             self._on_progress(params)
         else:
             self.on_notification(spec, params)
-        self._spawn(self._notify_handler(spec, params))
+        self.spawn(self._notify_handler(spec, params))
 
     def on_notification(self, spec: MethodSpec, params: Any) -> None:
         """Hook for sides: react to a notification before its handler runs."""
@@ -384,7 +384,7 @@ class Session:
         message = params.message if params.message is not UNSET else None
         outcome = callback(params.progress, total, message)
         if outcome is not None:
-            self._spawn(outcome)
+            self.spawn(outcome)
 
     def _on_response(self, env: Envelope) -> None:
         if env.id is UNSET:
@@ -420,11 +420,11 @@ class Session:
         answers to what was read go out in the order it was read), else by a task."""
         transport = self._immediate_transport
         if transport is None:
-            self._spawn(self._send(frame, related=related, final=final))
+            self.spawn(self._send(frame, related=related, final=final))
             return
         try:
             if not transport.send_now(frame, related=related, final=final):
-                self._spawn(transport.drain())
+                self.spawn(transport.drain())
         except ConnectionError:
             log.debug("mcpgen: dropped a frame for a closed connection")
 
@@ -530,7 +530,7 @@ class Session:
         """We stop waiting for ``rid`` (timed out or cancelled): tell the peer, unless it
         answered already or the method is never cancelled."""
         if rid in self._pending and method not in self.uncancellable and self.is_open:
-            self._spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
+            self.spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
         forget = getattr(self.transport, "forget", None)
         if forget is not None:  # e.g. HTTP: stop reading the reply of this request
             forget(rid)
@@ -623,7 +623,7 @@ class Session:
         except ConnectionError:
             log.debug("mcpgen: dropped a frame for a closed connection")
 
-    def _spawn(self, coro: Awaitable[Any]) -> None:
+    def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)

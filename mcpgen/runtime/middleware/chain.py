@@ -180,13 +180,15 @@ class Call:
 
 
 class Notification(msgspec.Struct):
-    """A notification as its hook sees it: received (server) or sent (client)."""
+    """A notification as its hook sees it: every one a side receives, and those a client
+    sends (``direction`` says which)."""
 
     side: Side
     method: str
     params: Any
     protocol_version: str | None = None
     session_id: str | None = None
+    direction: Literal["received", "sent"] = "received"
 
 
 class SessionEnd(msgspec.Struct):

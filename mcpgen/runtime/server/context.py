@@ -93,6 +93,11 @@ class Context:
         return meta if isinstance(meta, dict) else {}
 
     @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan yielded (``@server.lifespan``), or None without one."""
+        return getattr(self.request.session, "lifespan_state", None)
+
+    @property
     def auth(self) -> AuthInfo | None:
         """Who this request acts for, on a server protected with ``Server(auth=...)``: the
         verified access token's subject, client, scopes and claims (never the token).

@@ -50,6 +50,7 @@ from mcpgen.runtime.versions import HTTP_DEFAULT, era_of, primes_streams
 if TYPE_CHECKING:
     from mcpgen.runtime.server.host import Host
     from mcpgen.runtime.server.legacy_sse import LegacySseEndpoints
+    from mcpgen.runtime.server.lifespan import LifespanRunner
 
 log = logging.getLogger("mcpgen")
 
@@ -201,9 +202,10 @@ class _Live:
 class McpHttpApp:
     """ASGI application serving one server over Streamable HTTP."""
 
-    def __init__(self, server: Host, options: HttpOptions) -> None:
+    def __init__(self, server: Host, options: HttpOptions, lifespan: LifespanRunner | None = None) -> None:
         self.server = server
         self.options = options
+        self.lifespan = lifespan
         self.sessions: dict[str, _Live] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._legacy: LegacySseEndpoints | None = None
@@ -281,9 +283,18 @@ class McpHttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                try:
+                    if self.lifespan is not None:
+                        await self.lifespan.enter()  # the server's own (@server.lifespan)
+                except Exception as exc:
+                    log.exception("mcpgen: the server's lifespan failed to start")
+                    await send({"type": "lifespan.startup.failed", "message": f"{type(exc).__name__}: {exc}"})
+                    return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.close()
+                if self.lifespan is not None:
+                    await self.lifespan.exit()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -26,6 +26,24 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpgen")
 
 
+class ToolError(Exception):
+    """Raise in a tool to report a failure to the model (``isError: true``) with this text."""
+
+
+def text_or_unset(value: str | None) -> Any:
+    """A definition's optional text: left out when empty."""
+    return value if value else msgspec.UNSET
+
+
+def default_mime(sig: Signature) -> str | None:
+    """The MIME type a resource's return annotation implies: ``-> str`` is text."""
+    if sig.returns is str:
+        return "text/plain"
+    if sig.returns is bytes:
+        return "application/octet-stream"
+    return None
+
+
 # The registry's records are msgspec Structs, not dataclasses: a dataclass costs ~0.4 ms
 # to create (it compiles its methods), paid at import before every server's first answer.
 class ToolEntry(msgspec.Struct):

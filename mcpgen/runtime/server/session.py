@@ -104,6 +104,11 @@ class ServerSession(HandshakeSession, ServerCalls):
         )
 
     @property
+    def lifespan_state(self) -> Any:
+        """What the server's lifespan yielded (Context.lifespan)."""
+        return getattr(self.handlers, "lifespan_state", None)
+
+    @property
     def transport_session(self) -> str | None:
         found = getattr(self.transport, "session_id", None)
         return found if isinstance(found, str) else None

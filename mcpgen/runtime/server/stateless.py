@@ -605,6 +605,11 @@ class StatelessPeer:
         self.request = request
 
     @property
+    def lifespan_state(self) -> Any:
+        """What the server's lifespan yielded (Context.lifespan)."""
+        return getattr(self._server.server, "lifespan_state", None)
+
+    @property
     def own_caps(self) -> Any:
         return self._server.server.declared
 

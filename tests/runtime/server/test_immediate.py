@@ -153,7 +153,7 @@ async def test_a_session_subclass_that_overrides_make_route_sees_every_call() ->
 
     async def connect() -> Transport:
         ours, theirs = memory_pair()
-        asyncio.ensure_future(Audited(theirs, server).run())
+        asyncio.ensure_future(Audited(theirs, server.features).run())
         return ours
 
     async with Client(connect=connect, era="handshake") as client:  # the session engine's hook
@@ -207,7 +207,7 @@ async def test_send_now_reports_a_peer_that_is_not_reading() -> None:
 
 async def test_a_flood_answered_on_the_spot_does_not_starve_other_tasks() -> None:
     ours, theirs = memory_pair()
-    session = ServerSession(theirs, Server("s"))
+    session = ServerSession(theirs, Server("s").features)
     session.answers_now = True  # as after the handshake; ping needs none
     flood = 2_000
     for i in range(flood):

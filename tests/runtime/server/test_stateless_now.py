@@ -133,9 +133,9 @@ def test_answers_on_the_spot_are_those_of_the_task_path() -> None:
         None (its task is cancelled: only the kernel's choice is looked at here)."""
         reply = kernel.OneReply()
         try:
-            request = server.stateless.admit(env, sink=None, reply=reply, slots=None)
+            request = server.features.stateless.admit(env, sink=None, reply=reply, slots=None)
         except Exception as exc:
-            return server.stateless.refusal(env.id, env.method, exc)  # type: ignore[no-any-return]
+            return server.features.stateless.refusal(env.id, env.method, exc)  # type: ignore[no-any-return]
         kernel.serve(request)
         if reply.ended:
             return reply.answer_frame
@@ -147,8 +147,8 @@ def test_answers_on_the_spot_are_those_of_the_task_path() -> None:
             env = decode_envelope(json.dumps(message).encode())
             now = served_now(spot, env)
             assert now is not None, message  # answered on the spot
-            assert now == await spot.stateless.handle(env)
-            assert now == await tasked.stateless.handle(env), message
+            assert now == await spot.features.stateless.handle(env)
+            assert now == await tasked.features.stateless.handle(env), message
             later = served_now(tasked, env)
             if message["id"] in (1, 2, 3, 4):
                 assert later is None  # the override must see the call: a task's work
@@ -168,9 +168,9 @@ def test_the_input_scope_is_built_only_when_a_handler_asks() -> None:
 
     async def main() -> None:
         plain = decode_envelope(json.dumps(call(1, "quick", {"text": "x"})).encode())
-        request = server.stateless.admit(plain, sink=None, reply=kernel.OneReply(), slots=None)
+        request = server.features.stateless.admit(plain, sink=None, reply=kernel.OneReply(), slots=None)
         assert request.session.request.inputs is None  # nothing to check and nobody asked: no digest made
-        frame, _ = await server.stateless.handle(decode_envelope(json.dumps(call(2, "asks", {})).encode()))
+        frame, _ = await server.features.stateless.handle(decode_envelope(json.dumps(call(2, "asks", {})).encode()))
         first = msgspec.json.decode(frame)["result"]
         assert first["resultType"] == "input_required" and list(first["inputRequests"]) == ["name"]
         retry = call(
@@ -180,11 +180,11 @@ def test_the_input_scope_is_built_only_when_a_handler_asks() -> None:
             inputResponses={"name": {"action": "accept", "content": {"name": "Ada"}}},
             requestState=first["requestState"],
         )
-        frame, _ = await server.stateless.handle(decode_envelope(json.dumps(retry).encode()))
+        frame, _ = await server.features.stateless.handle(decode_envelope(json.dumps(retry).encode()))
         assert text_of(msgspec.json.decode(frame)) == "hello Ada"
         # The state still belongs to its own request only.
         other = call(4, "asks", {"unexpected": 1}, inputResponses={}, requestState=first["requestState"])
-        frame, code = await server.stateless.handle(decode_envelope(json.dumps(other).encode()))
+        frame, code = await server.features.stateless.handle(decode_envelope(json.dumps(other).encode()))
         assert code == -32602 and b"another request" in frame
 
     asyncio.run(main())
