@@ -125,7 +125,7 @@ class ClientSession(HandshakeSession, ClientCalls):
             # The timeout is for a server that stays silent; a protected one answers 401 at
             # once, and the probe then waits on the authorization, which is no such silence
             # (cut short, the flow would start over: a second sign-in, a retry limit spent).
-            silent = probe_timeout if opening.probe and not getattr(self.transport, "authenticates", False) else UNSET
+            silent = probe_timeout if opening.probe and not self.abilities.authenticates else UNSET
             return await self._probe(pinned, silent, cache)
         except (McpError, RequestTimeout) as exc:
             if after_probe(opening.probe, exc) == "raise":
@@ -211,7 +211,7 @@ class ClientSession(HandshakeSession, ClientCalls):
         )
 
     def _transport_era(self, era: str) -> None:
-        choose = getattr(self.transport, "use_era", None)
+        choose = self.abilities.use_era
         if choose is not None:  # e.g. HTTP: the stateless era's headers, no session
             choose(era)
 
@@ -235,11 +235,11 @@ class ClientSession(HandshakeSession, ClientCalls):
         self.server_info = result.server_info
         self.instructions = result.instructions or None
         self.state = "ready"
-        started = getattr(self.transport, "started", None)
+        started = self.abilities.started
         if started is not None:  # e.g. HTTP: send the version header from now on
             await started(result.protocol_version)
         await self.send_notification("notifications/initialized", {})
-        initialized = getattr(self.transport, "initialized", None)
+        initialized = self.abilities.initialized
         if initialized is not None:  # e.g. HTTP: open the GET stream
             await initialized()
         return result
@@ -503,7 +503,7 @@ class ClientSession(HandshakeSession, ClientCalls):
         except asyncio.CancelledError:
             if rid in self._pending and self.is_open:
                 self.spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
-            forget = getattr(self.transport, "forget", None)
+            forget = self.abilities.forget
             if forget is not None:
                 forget(rid)
             raise

@@ -50,7 +50,7 @@ from mcpgen.runtime.jsonrpc.framing import (
     error_frame,
     valid_id,
 )
-from mcpgen.runtime.jsonrpc.transport import ImmediateTransport, Transport, plain_send
+from mcpgen.runtime.jsonrpc.transport import Transport, abilities, plain_send
 
 if TYPE_CHECKING:
     # The row type of every revision's method table (the same fields in each bindings package).
@@ -143,14 +143,16 @@ class Session:
         self._closing = False
         self._refusals: dict[tuple[str, int], object] = {}
         self._routes: dict[str, kernel.Route] = {}  # method -> how its requests are served
-        if hasattr(transport, "on_request_error"):  # transports that send requests in the background
-            transport.on_request_error = self._fail_pending
-        if hasattr(transport, "deliver"):  # transports that may hand a frame over as they read it
-            transport.deliver = self._deliver
+        # What the transport offers beyond frames in and out, read once (transport.py).
+        self.abilities = abilities(transport)
+        if self.abilities.reports_send_failures:  # transports that send requests in the background
+            transport.on_request_error = self._fail_pending  # type: ignore[attr-defined]
+        if self.abilities.delivers:  # transports that may hand a frame over as they read it
+            transport.deliver = self._deliver  # type: ignore[attr-defined]
         self._closed = asyncio.Event()
         self._notification_listeners: list[Callable[[str, Any], Awaitable[None] | None]] = []
         # Set when the transport can take a frame without waiting (see answer_soon).
-        self._immediate_transport = transport if isinstance(transport, ImmediateTransport) else None
+        self._immediate_transport = self.abilities.immediate
         # Whether requests may be answered on the spot (sides hold it off until their
         # handshake is answered, so that no answer overtakes the handshake's); only where
         # the transport takes a frame without waiting.
@@ -319,7 +321,7 @@ class Session:
         return self._drain_quietly()
 
     def abandoned(self, rid: RequestId) -> None:
-        abandon = getattr(self.transport, "abandon", None)
+        abandon = self.abilities.abandon
         if abandon is not None:  # e.g. HTTP: end the POST that waits for it
             abandon(rid)
 
@@ -329,7 +331,8 @@ class Session:
 
     async def _drain_quietly(self) -> None:
         try:
-            await self.transport.drain()  # type: ignore[attr-defined]
+            if self.abilities.drain is not None:
+                await self.abilities.drain()
         except ConnectionError:
             pass
 
@@ -522,7 +525,7 @@ class Session:
             raise _closed_while_sending(method, exc) from exc
 
     async def _drain(self) -> None:
-        drain = getattr(self.transport, "drain", None)
+        drain = self.abilities.drain
         if drain is not None:
             await drain()
 
@@ -531,7 +534,7 @@ class Session:
         answered already or the method is never cancelled."""
         if rid in self._pending and method not in self.uncancellable and self.is_open:
             self.spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
-        forget = getattr(self.transport, "forget", None)
+        forget = self.abilities.forget
         if forget is not None:  # e.g. HTTP: stop reading the reply of this request
             forget(rid)
 

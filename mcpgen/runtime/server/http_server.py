@@ -285,7 +285,7 @@ class McpHttpApp:
             if message["type"] == "lifespan.startup":
                 try:
                     if self.lifespan is not None:
-                        await self.lifespan.enter()  # the server's own (@server.lifespan)
+                        await self.lifespan.__aenter__()  # the server's own (@server.lifespan)
                 except Exception as exc:
                     log.exception("mcpgen: the server's lifespan failed to start")
                     await send({"type": "lifespan.startup.failed", "message": f"{type(exc).__name__}: {exc}"})
@@ -294,7 +294,7 @@ class McpHttpApp:
             elif message["type"] == "lifespan.shutdown":
                 await self.close()
                 if self.lifespan is not None:
-                    await self.lifespan.exit()
+                    await self.lifespan.__aexit__(None, None, None)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

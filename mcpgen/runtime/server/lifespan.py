@@ -14,22 +14,33 @@ log = logging.getLogger("mcpgen")
 
 
 class LifespanRunner:
-    """Enters and leaves one server's lifespan, once; a server without one costs nothing."""
+    """Enters and leaves one server's lifespan: entered when the first of what serves it
+    starts (stdio, an in-process connection, the HTTP app's startup), left when the last
+    ends. A server without one costs nothing."""
 
     def __init__(self, factory: Callable[[Any], AbstractAsyncContextManager[Any]] | None, server: Any, host: Any):
         self.factory = factory
         self.server = server  # what the factory is given: the Server users made
         self.host = host  # where the state is kept for handlers (Features.lifespan_state)
         self._entered: AbstractAsyncContextManager[Any] | None = None
+        self._users = 0
 
     async def __aenter__(self) -> LifespanRunner:
-        await self.enter()
+        self._users += 1
+        if self._users == 1:
+            try:
+                await self.enter()
+            except BaseException:
+                self._users -= 1
+                raise
         return self
 
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.exit(kind, exc, tb)
+        self._users -= 1
+        if self._users == 0:
+            await self.exit(kind, exc, tb)
 
     async def enter(self) -> None:
         if self.factory is None or self._entered is not None:

@@ -60,35 +60,35 @@ class Http:
         run_http(server, self.host, self.port, self.path, dict(self.options), self.uds)
 
 
-async def serve(host: Host, transport: Transport) -> None:
-    """Serve one client over ``transport`` until it closes."""
-    session = ServerSession(transport, host, **host.session_options)
-    host.sessions.add(session)
-    try:
-        await session.run()
-    finally:
-        host.sessions.discard(session)
+async def serve(host: Host, transport: Transport, lifespan: LifespanRunner | None = None) -> None:
+    """Serve one client over ``transport`` until it closes (inside the server's lifespan)."""
+    async with lifespan if lifespan is not None else contextlib.nullcontext():
+        session = ServerSession(transport, host, **host.session_options)
+        host.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            host.sessions.discard(session)
 
 
-async def serve_stdio(host: Host, lifespan: Any = None, server: Any = None) -> None:
+async def serve_stdio(host: Host, lifespan: LifespanRunner | None = None) -> None:
     """Serve the client on this process's stdin/stdout, inside the server's lifespan, then
     stop the server's tasks."""
     from mcpgen.runtime.transports.stdio import server_stdio
 
-    async with LifespanRunner(lifespan, server, host):
-        transport = await server_stdio(max_message=host.max_message)
-        try:
-            await serve(host, transport)
-        finally:
-            await host.stop_tasks()
+    transport = await server_stdio(max_message=host.max_message)
+    try:
+        await serve(host, transport, lifespan)
+    finally:
+        await host.stop_tasks()
 
 
-def http_app(host: Host, path: str, options: dict[str, Any], lifespan: Any = None, server: Any = None) -> McpHttpApp:
+def http_app(host: Host, path: str, options: dict[str, Any], lifespan: LifespanRunner | None = None) -> McpHttpApp:
     """The ASGI app serving ``host`` over Streamable HTTP at ``path`` (the server's lifespan
     entered at the app's startup, left at its shutdown)."""
     from mcpgen.runtime.server.http_server import HttpOptions, McpHttpApp
 
-    return McpHttpApp(host, HttpOptions(path=path, **options), LifespanRunner(lifespan, server, host))
+    return McpHttpApp(host, HttpOptions(path=path, **options), lifespan)
 
 
 def run(

@@ -33,6 +33,7 @@ from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.features import Features
 from mcpgen.runtime.server.handlers import Handlers
 from mcpgen.runtime.server.input_required import checked_state_key
+from mcpgen.runtime.server.lifespan import LifespanRunner
 from mcpgen.runtime.server.registry import ToolError, split_first
 from mcpgen.runtime.server.threads import DEFAULT_MAX_THREADS, ThreadPool
 from mcpgen.runtime.shared.extension import Extension, declared_settings
@@ -123,7 +124,7 @@ class Server(Handlers):
             auth=auth,
             task_store=task_store,
         )
-        self.lifespan_context: Lifespan | None = None
+        self.lifespan_runner: LifespanRunner | None = None  # see lifespan()
         for item in middleware or ():
             self.middleware(item)
         for extension in extensions:
@@ -211,7 +212,7 @@ class Server(Handlers):
                 async with make_pool() as pool:
                     yield {"pool": pool}
         """
-        self.lifespan_context = fn
+        self.lifespan_runner = LifespanRunner(fn, self, self.features)
         return fn
 
     # ------------------------------------------------------------ tools
@@ -551,11 +552,11 @@ class Server(Handlers):
 
     async def serve(self, transport: Transport) -> None:
         """Serve one client over ``transport`` until it closes."""
-        await running.serve(self.features, transport)
+        await running.serve(self.features, transport, self.lifespan_runner)
 
     async def serve_stdio(self) -> None:
         """Serve the client on this process's stdin/stdout (then stop the server's tasks)."""
-        await running.serve_stdio(self.features, self.lifespan_context, self)
+        await running.serve_stdio(self.features, self.lifespan_runner)
 
     async def stop_tasks(self) -> None:
         """Stop the tasks this process runs and close the task store."""
@@ -566,7 +567,7 @@ class Server(Handlers):
         Starlette or FastAPI, or serve it with any ASGI server). Options: see
         :class:`~mcpgen.runtime.server.http_server.HttpOptions` (stateless, json_response,
         allowed_hosts, allowed_origins, max_body, session_idle_timeout, max_sessions, ...)."""
-        return running.http_app(self.features, path, options, self.lifespan_context, self)
+        return running.http_app(self.features, path, options, self.lifespan_runner)
 
     def run(
         self,

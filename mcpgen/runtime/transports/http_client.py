@@ -120,6 +120,7 @@ class HttpTransport:
         timeout: float = 60.0,
         client: httpx.AsyncClient | None = None,
         standalone_stream: bool = True,
+        uds: str | None = None,
     ) -> None:
         self.url = url
         self.session_id: str | None = None
@@ -132,11 +133,13 @@ class HttpTransport:
             timeout=httpx.Timeout(timeout, read=None),
             follow_redirects=True,
             verify=shared_tls(),
+            # A Unix domain socket (the URL names the host and path the server sees).
+            transport=httpx.AsyncHTTPTransport(uds=uds, verify=shared_tls()) if uds is not None else None,
         )
         # The fast POST path (see the module docstring); None: every POST goes through httpx.
         self._fast: http11.Pool | None = None
         self._auth = auth if client is None else None
-        if client is None and http11.usable(url, headers):
+        if client is None and uds is None and http11.usable(url, headers):
             self._fast = http11.Pool(url, headers=headers, connect_timeout=timeout, tls=shared_tls)
         self._fast_pending: dict[Any, http11.Response] = {}  # request id -> its reply, read on callbacks
         self._retired: list[http11.Pool] = []  # fast paths left for httpx, closed at the end
