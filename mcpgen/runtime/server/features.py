@@ -87,6 +87,8 @@ class Features:
         # the requests they add (served in both eras, as the core's are).
         self.extensions: list[Extension] = []
         self.extension_methods: dict[str, MethodSpec] = {}
+        self.handshake_methods: dict[str, MethodSpec] = {}  # those served in the handshake era too
+        self.named_params: dict[str, str] = {}  # method -> the param Mcp-Name mirrors
         self._extension_handlers: dict[str, Callable[[Any], Any]] = {}
         # None without middleware: a route then pays nothing for it, and nothing is imported.
         self.middleware_chain: Chain | None = None
@@ -101,7 +103,8 @@ class Features:
 
     # ------------------------------------------------------------ capabilities
 
-    def capabilities(self) -> ServerCapabilities:
+    def capabilities(self, era: str = "handshake") -> ServerCapabilities:
+        """What the server declares in ``era`` (``initialize``, ``server/discover``)."""
         declared: dict[str, Any] = {
             "logging": {},
             "completions": {},
@@ -109,7 +112,7 @@ class Features:
             "resources": {"subscribe": True, "listChanged": True},
             "prompts": {"listChanged": True},
         }
-        extensions = declared_settings(self.extensions, "server")
+        extensions = declared_settings(self.extensions, "server", era)
         if not extensions:
             return msgspec.convert(declared, ServerCapabilities)
         from mcpgen.runtime.shared.extensions import ExtendedServerCapabilities
@@ -157,11 +160,18 @@ class Features:
     def wrap(self, method: str, base: Route) -> Route:
         """``base`` with every middleware around it (for the routes a connection or the
         stateless front serves themselves: ``initialize``, ``ping``, ``server/discover``,
-        ``subscriptions/listen``, ``tasks/*``)."""
+        ``subscriptions/listen``)."""
         if self.middleware_chain is None:
             return base
         run, now = self.middleware_chain.compose("server", method, base.run, base.now)
         return msgspec.structs.replace(base, run=run, now=now)
+
+    def intercepted(self, method: str, route: Route, era: str) -> Route:
+        """``route`` as the extensions of ``era`` change it (outside any middleware)."""
+        for extension in self.extensions:
+            if era in extension.eras:
+                route = extension.intercept(method, route, era)
+        return route
 
     async def dispatch(self, spec: MethodSpec, params: Any) -> Any:
         """Serve one request of ``spec``'s method with the request's context already set
@@ -188,7 +198,9 @@ class Features:
         self._declared = None
         for method in extension.methods():
             self._extension_handlers[method.method] = method.handler
-            self.add_extension_method(method.spec())
+            if method.named is not None:
+                self.named_params[method.method] = method.named
+            self.add_extension_method(method.spec(), handshake="handshake" in extension.eras)
 
     def configure(self, extension: Extension, settings: dict[str, Any]) -> None:
         """Declare ``extension`` with these settings from now on."""
@@ -198,8 +210,10 @@ class Features:
     def extension(self, identifier: str) -> Extension | None:
         return next((found for found in self.extensions if found.identifier == identifier), None)
 
-    def add_extension_method(self, spec: MethodSpec) -> None:
+    def add_extension_method(self, spec: MethodSpec, *, handshake: bool = True) -> None:
         self.extension_methods[spec.method] = spec
+        if handshake:
+            self.handshake_methods[spec.method] = spec
         self._routes.pop(spec.method, None)
         if self._stateless is not None:
             self._stateless.table[spec.method] = spec
@@ -236,10 +250,6 @@ class Features:
         store: the HTTP app does so at shutdown, stdio when its client leaves."""
         if self._tasks is not None:
             await self._tasks.aclose()
-
-    @property
-    def offers_tasks(self) -> bool:
-        return self.catalog.offers_tasks
 
     def task_support(self, name: str) -> tuple[TaskSupport, TaskStart] | None:
         return self.catalog.task_support(name)

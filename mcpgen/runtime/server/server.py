@@ -37,6 +37,7 @@ from mcpgen.runtime.server.lifespan import LifespanRunner
 from mcpgen.runtime.server.registry import ToolError, split_first
 from mcpgen.runtime.server.threads import DEFAULT_MAX_THREADS, ThreadPool
 from mcpgen.runtime.shared.extension import Extension, declared_settings
+from mcpgen.runtime.shared.meta import TASKS_EXTENSION
 
 if TYPE_CHECKING:
     from mcpgen.protocol.ext_apps import McpUiResourceCsp, McpUiResourcePermissions
@@ -278,6 +279,10 @@ class Server(Handlers):
             self._apps()
         if task not in (None, "optional", "required") or task_start not in ("call", "explicit"):
             raise ValueError("task must be 'optional', 'required' or None, task_start 'call' or 'explicit'")
+        if task is not None and self.features.extension(TASKS_EXTENSION) is None:
+            from mcpgen.runtime.server.tasks import Tasks
+
+            self.extend(Tasks())
 
         def register(fn: F) -> F:
             self.catalog.add_tool(

@@ -69,7 +69,7 @@ class ServerSession(HandshakeSession, ServerCalls):
         self.subscriptions: set[str] = set()
         self.answers_now = False  # until initialize is answered
         self.era: Era | None = None  # chosen by the first request
-        extra = getattr(self.handlers, "extension_methods", None)
+        extra = getattr(self.handlers, "handshake_methods", None)
         if extra:  # requests the server's extensions add (skills/list, ...)
             self.incoming = {**self.incoming, **extra}
         if getattr(self.handlers, "extensions", None):  # learn the client's extensions too

@@ -36,7 +36,7 @@ from mcpgen.runtime.errors import (
 from mcpgen.runtime.jsonrpc import kernel
 from mcpgen.runtime.jsonrpc.context import RequestContext
 from mcpgen.runtime.jsonrpc.framing import Envelope, RequestId, error_frame
-from mcpgen.runtime.jsonrpc.kernel import NOT_NOW, Incoming, Ready, Reply, Route, Slots
+from mcpgen.runtime.jsonrpc.kernel import Incoming, Ready, Reply, Route, Slots
 from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.input_required import InputRequired, InputScope, StateSealer
 from mcpgen.runtime.server.params_merge import decoder as merged_decoder
@@ -48,7 +48,6 @@ from mcpgen.runtime.shared.meta import (
     META_LOG_LEVEL,
     META_SERVER_INFO,
     META_VERSION,
-    TASKS_EXTENSION,
 )
 from mcpgen.runtime.versions import (
     LATEST,
@@ -68,23 +67,6 @@ log = logging.getLogger("mcpgen")
 
 Sink = Callable[[bytes], Awaitable[None]]
 """Where a request's own notifications go (progress, logs, listen events)."""
-
-
-class TaskFront(Protocol):
-    """What the front asks of the tasks extension's manager (:mod:`.tasks`)."""
-
-    def admit(
-        self,
-        front: StatelessServer,
-        env: Envelope,
-        raw: dict[str, Any],
-        headers: Mapping[str, str] | None,
-        sink: Sink | None,
-    ) -> StatelessRequest: ...
-
-    async def serve(self, front: StatelessServer, request: StatelessRequest, raw: dict[str, Any]) -> Any: ...
-
-    async def call_tool(self, front: StatelessServer, request: StatelessRequest, params: Any) -> Any: ...
 
 
 class ListenFront(Protocol):
@@ -112,24 +94,21 @@ class FrontHost(Protocol):
     @property
     def listeners(self) -> ListenFront: ...
     @property
-    def tasks(self) -> TaskFront: ...
-    @property
-    def offers_tasks(self) -> bool: ...
+    def named_params(self) -> dict[str, str]: ...
     @property
     def declared(self) -> Declared: ...
 
     def declares(self, path: str) -> bool: ...
-    def capabilities(self) -> Any: ...
+    def capabilities(self, era: str = "handshake") -> Any: ...
     def cache_hint(self, method: str, params: Any = None) -> CacheHint: ...
     def tool_headers(self, name: str) -> dict[str, str]: ...
     def task_support(self, name: str) -> tuple[str, str] | None: ...
     def route(self, spec: MethodSpec) -> Route: ...
     def wrap(self, method: str, base: Route) -> Route: ...
+    def intercepted(self, method: str, route: Route, era: str) -> Route: ...
     async def dispatch(self, spec: MethodSpec, params: Any) -> Any: ...
 
 
-# The tasks extension's methods (mcpgen.runtime.server.tasks): not in the core schema.
-_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 # Status codes of the Streamable HTTP binding for errors the stateless era defines.
 _HTTP_STATUS = {
@@ -221,7 +200,6 @@ class StatelessServer:
         self.handshake = bindings(LATEST)
         self.sealer = StateSealer(server.state_key)
         self._plans: dict[str, _Plan | None] = {}
-        self._task_routes: dict[str, Route] = {}
         # resultType + the server's identity as bytes, per result type (the identity is
         # fixed once serving starts; a replaced Implementation is noticed by identity).
         self._heads: dict[str, tuple[Any, bytes]] = {}
@@ -229,7 +207,6 @@ class StatelessServer:
     def forget_routes(self) -> None:
         """Make the routes again on next use (the server's middleware changed)."""
         self._plans.clear()
-        self._task_routes.clear()
 
     # ------------------------------------------------------------ admission
 
@@ -290,7 +267,7 @@ class StatelessServer:
             # to a dict, so that each refusal is the one the protocol's order gives.
             raw = _params_object(env.params)
             meta = raw.get("_meta")
-            field = http_headers.NAME_PARAMS.get(method)
+            field = http_headers.NAME_PARAMS.get(method) or self.server.named_params.get(method)
             named = raw.get(field) if field is not None else None
             arguments = raw.get("arguments")
         if not isinstance(meta, dict) or META_VERSION not in meta or not isinstance(meta.get(META_CAPABILITIES), dict):
@@ -300,7 +277,8 @@ class StatelessServer:
             )
         version = meta[META_VERSION]
         if headers is not None:
-            http_headers.check_request(headers, method, named, arguments, version, self.tool_headers)
+            field = self.server.named_params.get(method)  # an extension's (core methods: NAME_PARAMS)
+            http_headers.check_request(headers, method, named, arguments, version, self.tool_headers, field)
         if plan is None or version.__class__ is not str or version not in plan.versions:
             # Not a method this version has, or not a version this era speaks: which.
             if not isinstance(version, str) or era_of(version) != "stateless":
@@ -309,10 +287,6 @@ class StatelessServer:
                     f"Unsupported protocol version: {version!r}",
                     {"supported": list(SUPPORTED), "requested": version if isinstance(version, str) else str(version)},
                 )
-            if method in _TASK_METHODS and self.server.offers_tasks:
-                raw = raw if raw is not None else _params_object(env.params)
-                request = self.server.tasks.admit(self, env, raw, headers, sink)
-                return request, raw, self._task_route(method)
             raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
         spec = plan.spec
         if plan.capability is not None and not self.server.declares(plan.capability):
@@ -351,11 +325,13 @@ class StatelessServer:
         spec = self.table.get(method)
         if spec is None:
             return None  # a peer's made-up method: nothing kept for it
-        if spec.kind != "request" or method in _TASK_METHODS:  # tasks/*: admitted by the extension
+        if spec.kind != "request":
             self._plans[method] = None
             return None
         extension = method in self.server.extension_methods
-        same = self.handshake.CLIENT_TO_SERVER.get(method)
+        # An extension's method takes its own types (the handshake era may name the method
+        # with other types: 2025-11-25's tasks/get is not the tasks extension's).
+        same = None if extension else self.handshake.CLIENT_TO_SERVER.get(method)
         plan = _Plan(
             spec=spec,
             versions=frozenset(v for v in STATELESS if extension or method_exists("c2s", method, v)),
@@ -398,8 +374,12 @@ class StatelessServer:
     def _convert(self, spec: Any, raw: dict[str, Any]) -> Any:
         try:
             checked = self.package.convert(raw, spec.params_type)
-            same = self.handshake.CLIENT_TO_SERVER.get(spec.method)
-            if same is None:  # only in this era (discover, listen): served here
+            same = (
+                None
+                if spec.method in self.server.extension_methods
+                else self.handshake.CLIENT_TO_SERVER.get(spec.method)
+            )
+            if same is None:  # only in this era (discover, listen) or an extension's: its own type
                 return checked
             return self.handshake.convert(raw, same.params_type)
         except msgspec.ValidationError as exc:
@@ -411,50 +391,17 @@ class StatelessServer:
 
     def _route(self, method: str, spec: MethodSpec) -> Route:
         """How a method of this era is served: the server's route for the methods both eras
-        have (``spec`` is the handshake era's: the handlers' types), and the era's own."""
+        have (``spec`` is the handshake era's: the handlers' types) and the extensions',
+        and the era's own; then what the era's extensions make of it."""
         server = self.server
         if method == "server/discover":
-            return server.wrap(method, Route(self._discover_later, self._discover, dict))
-        if method == "subscriptions/listen":
+            found = server.wrap(method, Route(self._discover_later, self._discover, dict))
+        elif method == "subscriptions/listen":
             # A listen stream lasts as long as the client listens: no slot, no timeout.
-            return server.wrap(method, Route(self._listen, limited=False))
-        found = server.route(spec)
-        if method != "tools/call":
-            return found
-        # A task-capable tool is the tasks extension's before any middleware: its tool
-        # then runs through the route (middleware included) for the task's whole life.
-        return msgspec.structs.replace(found, run=self._tool_call(found.run), now=self._tool_call_now(found.now))
-
-    def _task_route(self, method: str) -> Route:
-        found = self._task_routes.get(method)
-        if found is None:
-            timeout = self.server.session_options.get("handler_timeout")
-            found = self._task_routes[method] = self.server.wrap(method, Route(self._task_request, timeout=timeout))
-        return found
-
-    def _tool_call(self, run: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
-        server = self.server
-
-        async def call_tool(params: Any) -> Any:
-            if server.task_support(params.name) is not None:
-                found = await server.tasks.call_tool(self, _scope(), params)
-                if found is not None:
-                    return found
-            return await run(params)
-
-        return call_tool
-
-    def _tool_call_now(self, now: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
-        if now is None:
-            return None
-        task_support = self.server.task_support
-
-        def call_tool_now(params: Any) -> Any:
-            if task_support(params.name) is not None:
-                return NOT_NOW  # the tasks extension's (see _tool_call)
-            return now(params)
-
-        return call_tool_now
+            found = server.wrap(method, Route(self._listen, limited=False))
+        else:
+            found = server.route(spec)
+        return server.intercepted(method, found, "stateless")
 
     def _discover(self, params: Any) -> dict[str, Any]:
         return self.discover_result()
@@ -463,10 +410,7 @@ class StatelessServer:
         return self.discover_result()
 
     async def _listen(self, params: Any) -> Any:
-        return await self.server.listeners.listen(self, _scope(), params)
-
-    async def _task_request(self, params: Any) -> Any:
-        return await self.server.tasks.serve(self, _scope(), params)
+        return await self.server.listeners.listen(self, scope(), params)
 
     # ------------------------------------------------------------ the kernel's Rules
 
@@ -514,10 +458,8 @@ class StatelessServer:
     def discover_result(self) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": list(SUPPORTED),
-            "capabilities": msgspec.to_builtins(self.server.capabilities()),
+            "capabilities": msgspec.to_builtins(self.server.capabilities("stateless")),
         }
-        if self.server.offers_tasks:
-            result["capabilities"].setdefault("extensions", {})[TASKS_EXTENSION] = {}
         if self.server.instructions:
             result["instructions"] = self.server.instructions
         return result
@@ -578,7 +520,7 @@ class StatelessServer:
             await request.sink(frame)
 
 
-def _scope() -> StatelessRequest:
+def scope() -> StatelessRequest:
     """The stateless-era scope of the request being served (its peer's)."""
     from mcpgen.runtime.jsonrpc.context import current_request
 

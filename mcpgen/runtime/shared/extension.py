@@ -33,7 +33,7 @@ class ExtensionMethod:
     """A request an extension adds: its method name, the type its params decode into (a
     msgspec Struct, or ``dict``), the coroutine that serves it, what it returns."""
 
-    __slots__ = ("method", "params_type", "handler", "result_type", "params_required", "cacheable")
+    __slots__ = ("method", "params_type", "handler", "result_type", "params_required", "cacheable", "named")
 
     def __init__(
         self,
@@ -44,6 +44,7 @@ class ExtensionMethod:
         result_type: Any = dict[str, Any],
         params_required: bool = False,
         cacheable: bool = False,
+        named: str | None = None,
     ) -> None:
         self.method = method
         self.params_type = params_type
@@ -51,6 +52,7 @@ class ExtensionMethod:
         self.result_type = result_type
         self.params_required = params_required
         self.cacheable = cacheable
+        self.named = named  # the param the stateless era's Mcp-Name header mirrors, if any
 
     def spec(self) -> Any:
         """The method table's row for it (both eras' tables take it as it is)."""
@@ -76,8 +78,10 @@ class Extension:
     a client, and add nothing. ``Extension(identifier, settings)`` is a plain declaration."""
 
     identifier: str = ""
-    # The _meta keys the extension owns (a connection's own: never relayed by a proxy).
+    # The _meta keys the extension defines.
     meta_keys: frozenset[str] = frozenset()
+    # The eras it exists in: declared, and its requests served, only there.
+    eras: frozenset[str] = frozenset({"handshake", "stateless"})
 
     def __init__(self, identifier: str | None = None, settings: dict[str, Any] | None = None) -> None:
         if identifier is not None:
@@ -107,14 +111,22 @@ class Extension:
     def attach(self, server: Any) -> None:
         """Called once when ``server`` takes the extension: register what it serves."""
 
+    def intercept(self, method: str, route: Any, era: str) -> Any:
+        """The route of a core ``method`` in ``era``, as the extension changes it (wrapping
+        its handler outside any middleware), or ``route`` as it is (the default)."""
+        return route
+
     def __repr__(self) -> str:
         return f"<extension {self.identifier}>"
 
 
-def declared_settings(extensions: Sequence[Extension], side: str) -> dict[str, dict[str, Any]]:
-    """``capabilities.extensions`` as ``side`` ("server" or "client") declares them."""
+def declared_settings(extensions: Sequence[Extension], side: str, era: str | None = None) -> dict[str, dict[str, Any]]:
+    """``capabilities.extensions`` as ``side`` ("server" or "client") declares them (in
+    ``era``, when given)."""
     found: dict[str, dict[str, Any]] = {}
     for extension in extensions:
+        if era is not None and era not in extension.eras:
+            continue
         settings = extension.settings() if side == "server" else extension.client_settings()
         if settings is not None:
             found[extension.identifier] = settings
