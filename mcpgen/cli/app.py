@@ -25,6 +25,7 @@ from rich.table import Table
 
 from mcpgen import schema as shipped
 from mcpgen.cli.registry import registry
+from mcpgen.cli.sanitize import markup
 from mcpgen.cli.stubs import stubs
 from mcpgen.version import __version__
 
@@ -76,7 +77,8 @@ def command(fn: F) -> F:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
+    # Messages often quote a server (its error, its stderr): sanitized, and on one line.
+    err.print(f"[bold red]error:[/] {markup(message)}", highlight=False, markup=True)
     raise typer.Exit(code)
 
 
