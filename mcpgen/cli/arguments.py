@@ -21,6 +21,7 @@ _HOPS = 16  # $ref hops followed when typing one argument
 _ENUM_SHOWN = 6  # values of an enum spelled out in a signature
 _REQUIRED = re.compile(r'^"(.*)" is a required property$')
 _UNEXPECTED = re.compile(r"^Additional properties are not allowed")
+_ALTERNATIVES = "is not valid under any of the schemas"  # anyOf/oneOf: say what was expected
 
 
 def closest(word: str, options: Iterable[str]) -> str | None:
@@ -113,16 +114,18 @@ def signature(schema: Any) -> str:
     return ", ".join(parts)
 
 
-def read_args(pairs: list[str], schema: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+def read_args(pairs: list[str], schema: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str], set[str]]:
     """``key=value`` pairs, typed by the tool's ``inputSchema``, and what is wrong with them.
     A parameter that takes a string keeps the text as it is (``zip=02134`` stays "02134");
     any other is parsed as JSON (``n=3`` is 3, ``tags=["a"]`` a list). A parameter the
-    schema does not describe is JSON when it parses as JSON, else text."""
+    schema does not describe is JSON when it parses as JSON, else text. Returns the
+    arguments, the problems, and the names of the arguments the problems are about."""
     schema = schema or {}
     properties = schema.get("properties")
     properties = properties if isinstance(properties, dict) else {}
     out: dict[str, Any] = {}
     problems: list[str] = []
+    wrong: set[str] = set()
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
@@ -139,32 +142,35 @@ def read_args(pairs: list[str], schema: dict[str, Any] | None = None) -> tuple[d
                 example = """'tags=["a", "b"]'""" if "array" in types else """'point={"x": 1}'"""
                 kind = "an array" if "array" in types else "an object"
                 problems.append(f"--arg {key} takes {kind}, written as JSON: e.g. -a {example}")
+                wrong.add(key)
             out[key] = value  # the server says what it expected
-    return out, problems
+    return out, problems, wrong
 
 
 def parse_args(pairs: list[str], schema: dict[str, Any] | None = None) -> dict[str, Any]:
     """:func:`read_args`, raising :class:`CallError` with every problem at once."""
-    arguments, problems = read_args(pairs, schema)
+    arguments, problems, _ = read_args(pairs, schema)
     if problems:
         raise CallError(summary(problems))
     return arguments
 
 
-def check(arguments: dict[str, Any], schema: Any) -> list[str]:
+def check(arguments: dict[str, Any], schema: Any, said: Iterable[str] = ()) -> list[str]:
     """Every way ``arguments`` break the tool's ``inputSchema``, one line each (an unknown
-    name with the one it likely misspells; each missing or mistyped value). A schema that
-    cannot be used (broken, remote references) checks nothing: the server will."""
+    name with the one it likely misspells; each missing or mistyped value), except for the
+    arguments already ``said`` to be wrong. A schema that cannot be used (broken, remote
+    references) checks nothing: the server will."""
     if not isinstance(schema, dict):
         return []
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    found = schema.get("properties")
+    properties: dict[str, Any] = found if isinstance(found, dict) else {}
     closed = schema.get("additionalProperties") is False
     problems = []
     for key in arguments:
         if properties and key not in properties:
             match = closest(key, properties)
             if match is not None:
-                problems.append(f"{key}: no such argument; did you mean {match!r}?")
+                problems.append(f"{key}: no such argument (did you mean {match!r}?)")
             elif closed:
                 problems.append(f"{key}: no such argument (it takes {', '.join(properties)})")
     from mcpgen.runtime.shared.jsonschema import SchemaValidationError, compile_schema, errors
@@ -174,13 +180,20 @@ def check(arguments: dict[str, Any], schema: Any) -> list[str]:
     except SchemaValidationError:
         return problems
     misspelt = {p.split(":", 1)[0] for p in problems}
+    skip = set(said)
     for error in errors(arguments, schema, limit=MAX_PROBLEMS):
         path = error.path.removeprefix("$").removeprefix(".")
         if not path and _UNEXPECTED.match(error.message) and misspelt:
             continue  # said above, name by name
         missing = _REQUIRED.match(error.message)
+        name = missing[1] if missing and not path else re.split(r"[.\[]", path, maxsplit=1)[0]
+        if name in skip:
+            continue
         if missing and not path:
-            problems.append(f"{missing[1]}: missing (required)")
+            problems.append(f"{name}: missing (required)")
+        elif path == name and name in properties and _ALTERNATIVES in error.message:
+            value = json.dumps(arguments.get(name), ensure_ascii=False)
+            problems.append(f"{name}: expected {shown(properties[name], schema)}, got {value}")
         else:
             problems.append(f"{path}: {error.message}" if path else error.message)
     return problems

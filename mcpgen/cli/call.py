@@ -17,7 +17,7 @@ import msgspec
 from rich.console import Console
 
 from mcpgen.cli import show
-from mcpgen.cli.arguments import check, did_you_mean, parse_args, read_args, signature, summary
+from mcpgen.cli.arguments import check, closest, did_you_mean, parse_args, read_args, signature, summary
 from mcpgen.cli.elicit import terminal_elicitation
 from mcpgen.cli.endpoint import LOOK_AFTER, not_an_endpoint
 from mcpgen.cli.errors import CallError
@@ -364,9 +364,9 @@ async def _call_tool(client: Client, name: str, args: list[str], err: Console, t
     tools = {tool.name: tool for tool in await client.list_tools()} if client.session.peer_caps.has("tools") else {}
     tool = tools.get(name)
     schema = msgspec.to_builtins(tool.input_schema) if tool is not None else None
-    arguments, problems = read_args(args, schema)
+    arguments, problems, wrong = read_args(args, schema)
     if tool is not None:
-        problems += check(arguments, schema)
+        problems += check(arguments, schema, wrong)
         if problems:
             takes = signature(schema) or "no arguments"
             raise CallError(f"tool {name}: {summary(problems)} (it takes: {clean_line(takes)})")
@@ -398,7 +398,7 @@ async def _get_prompt(client: Client, name: str, args: list[str]) -> Any:
     prompt = prompts.get(name)
     if prompt is not None:
         declared = {a.name: a for a in prompt.arguments or []}
-        problems = [f"{key}: no such argument{did_you_mean(key, declared)}" for key in arguments if key not in declared]
+        problems = [f"{key}: no such argument{_suggested(key, declared)}" for key in arguments if key not in declared]
         problems += [
             f"{a}: missing (required)" for a, d in declared.items() if d.required is True and a not in arguments
         ]
@@ -406,6 +406,11 @@ async def _get_prompt(client: Client, name: str, args: list[str]) -> Any:
             takes = show.prompt_signature(msgspec.to_builtins(prompt.arguments or []))
             raise CallError(f"prompt {name}: {summary(problems)} (it takes: {clean_line(takes) or 'no arguments'})")
     return await _unknown_named("prompt", name, prompts, client.get_prompt(name, arguments))
+
+
+def _suggested(word: str, options: Any) -> str:
+    match = closest(word, options)
+    return f" (did you mean {match!r}?)" if match is not None else ""
 
 
 async def _unknown_named(kind: str, name: str, known: Any, request: Any) -> Any:
