@@ -110,8 +110,10 @@ def __getattr__(name: str) -> Any:
         extra = _EXTRA.get(name)
         if extra is None or isinstance(exc, MissingExtra):
             raise
+        from mcpgen.origin import install_command
+
         missing = exc.name or "a dependency"
-        hint = f"{name} needs the {extra} extra ({missing} is missing): pip install 'mcpgen[{extra}]'"
+        hint = f"{name} needs the {extra} extra ({missing} is missing): {install_command(extra)}"
         raise MissingExtra(hint, name=exc.name) from None
 
 

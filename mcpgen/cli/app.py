@@ -27,6 +27,7 @@ from mcpgen import schema as shipped
 from mcpgen.cli.registry import registry
 from mcpgen.cli.sanitize import markup
 from mcpgen.cli.stubs import stubs
+from mcpgen.origin import install_command
 from mcpgen.version import __version__
 
 EXIT_CODES = """Exit codes:
@@ -124,7 +125,7 @@ def _codegen() -> Any:
     try:
         from mcpgen.codegen import generate as gen
     except ModuleNotFoundError as exc:
-        fail(f"the generator needs the codegen extra ({exc.name} is missing): pip install 'mcpgen[codegen]'")
+        fail(f"the generator needs the codegen extra ({exc.name} is missing): {install_command('codegen')}")
     return gen
 
 
@@ -358,12 +359,14 @@ def new(
 
 
 def _mcpgen_requirement(target: Path) -> str:
-    """How a new project should depend on mcpgen: on the checkout mcpgen runs from (it is not
-    on an index) by its path relative to the project, so the project installs on another
-    machine too; else on this version or newer."""
-    from mcpgen.scaffold import mcpgen_checkout, mcpgen_requirement
+    """How a new project in ``target`` depends on mcpgen: installed from where this mcpgen
+    came from (it is not on an index): the checkout it runs from, by its path relative to the
+    project where there is one, so the project installs on another machine too; the wheel or
+    git URL it was installed from; else this version or newer, from an index. (Also for the
+    other commands that write a project.)"""
+    from mcpgen.scaffold import project_requirement
 
-    return mcpgen_requirement(target, mcpgen_checkout())
+    return project_requirement(target)
 
 
 @command
@@ -556,7 +559,7 @@ def run(
             try:
                 import uvicorn  # noqa: F401
             except ModuleNotFoundError:
-                fail("the http transport needs the http extra: pip install 'mcpgen[http]'")
+                fail(f"the http transport needs the http extra: {install_command('http')}")
             options: dict[str, Any] = {}
             if allowed_host:
                 from mcpgen.runtime.server.http_server import LOCAL_HOSTS

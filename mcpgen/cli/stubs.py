@@ -183,7 +183,9 @@ def stubs(
 def _message(exc: Exception) -> str:
     """One line for an error; our own kinds say it themselves."""
     if isinstance(exc, ModuleNotFoundError):
-        return f"mcpgen stubs needs the codegen extra ({exc.name} is missing): pip install 'mcpgen[codegen]'"
+        from mcpgen.origin import install_command
+
+        return f"mcpgen stubs needs the codegen extra ({exc.name} is missing): {install_command('codegen')}"
     from mcpgen.cli.call import CallError
     from mcpgen.codegen.render import FormatError
 
