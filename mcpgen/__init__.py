@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from mcpgen.runtime.server.context import Context
     from mcpgen.runtime.server.http_server import close_current_stream
     from mcpgen.runtime.server.server import Server, ToolError
+    from mcpgen.runtime.shared.plain import plain_json
     from mcpgen.runtime.stores.redis_store import RedisStore
     from mcpgen.runtime.transports.http_protocol import HttpProtocol
     from mcpgen.version import __version__
@@ -68,6 +69,7 @@ _LAZY = {
     "CrossAppAccess": "mcpgen.runtime.auth.oauth",
     "WorkloadIdentity": "mcpgen.runtime.auth.oauth",
     "FileTokenStorage": "mcpgen.runtime.auth.token_files",
+    "plain_json": "mcpgen.runtime.shared.plain",  # results as plain JSON data (fields left out omitted)
     # Errors, and the codes they carry
     "McpError": "mcpgen.runtime.errors",
     "ResourceNotFound": "mcpgen.runtime.errors",
@@ -158,4 +160,5 @@ __all__ = [
     "__version__",
     "client_supports_ui",
     "close_current_stream",
+    "plain_json",
 ]

@@ -133,3 +133,19 @@ def test_the_readmes_run_command_works(tmp_path: Path) -> None:
     )
     # build/ comes first on the path: the generated package, not the official SDK's ``mcp``.
     assert check.stdout.split() == [str(package / "types.py"), "CallToolResult"], check.stderr
+
+
+@pytest.mark.slow
+def test_the_quick_start_passes_mypy_strict(quick_start: Path) -> None:
+    """The README promises mypy --strict clean code: its server and client are (the client
+    once read `.contents[0].text`, which a blob resource lacks: union-attr)."""
+    client = README.split("in `client.py` beside it:\n\n```python\n", 1)[1].split("```", 1)[0]
+    (quick_start.parent / "client.py").write_text(client, encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "server.py", "client.py"],
+        cwd=quick_start.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -258,6 +258,27 @@ async def test_the_official_sdk_client_uses_the_generated_server(
                 assert result.structured_content == {"words": 3, "characters": 15, "longest": "hello"}
 
 
+@pytest.mark.slow
+def test_every_kind_of_project_passes_mypy_strict(tmp_path: Path) -> None:
+    """The projects promise mypy --strict clean code, their tests included (the --auth
+    tests once indexed a structured result that may be msgspec.UNSET)."""
+    for kind, options in {
+        "stdio": {},
+        "http": {"transport": "http"},
+        "auth": {"transport": "http", "auth": True},
+    }.items():
+        project = tmp_path / kind
+        create_project(NAME, project, **options)  # type: ignore[arg-type]
+        checked = subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), PACKAGE, "tests"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert checked.returncode == 0, (kind, checked.stdout + checked.stderr)
+
+
 # ---------------------------------------------------------------- the dependency on mcpgen
 
 
