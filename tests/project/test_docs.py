@@ -126,3 +126,24 @@ def test_every_page_is_in_the_nav() -> None:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     pages = [str(page.relative_to(DOCS)) for page in DOCS.rglob("*.md")]
     assert [page for page in pages if page not in nav] == []
+
+
+def test_the_guides_name_the_extra_each_command_needs() -> None:
+    """`mcpgen stubs` (the generator) needs the codegen extra; its guide says so, as the
+    codegen guide does, and the lists of extras name the otel extra too."""
+    for guide in ("stubs.md", "codegen.md"):
+        assert "codegen" in (DOCS / guide).read_text(encoding="utf-8").split("```")[0], guide
+    assert "`otel`" in (DOCS / "index.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`otel`" in readme.split("## Quick start")[0] and "`mcpgen stubs`" in readme.split("## Quick start")[0]
+
+
+def test_the_site_has_its_url_and_its_build_is_ignored() -> None:
+    """`mkdocs build` writes site/ at the root: git ignores it; mkdocs.yml names site_url
+    (the sitemap and canonical links need it), from SITE_URL when published."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert re.search(r"^site_url: !ENV \[SITE_URL, \"http://127\.0\.0\.1:8000/\"\]$", config, re.M)
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "site/index.html"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert ignored.returncode == 0, "site/ is not ignored by git"
