@@ -579,7 +579,12 @@ def run(
 
 @command
 def install(
-    host_app: Annotated[str, typer.Argument(metavar="HOST", help="claude-desktop, vscode or cursor.")],
+    host_app: Annotated[
+        str,
+        typer.Argument(
+            metavar="HOST", help="claude-desktop, claude-code, cursor, vscode, gemini-cli, goose or mcp-json."
+        ),
+    ],
     target: Annotated[
         str, typer.Argument(metavar="FILE", help="The server's Python file or module (FILE:NAME as for `mcpgen run`).")
     ],
@@ -596,20 +601,24 @@ def install(
     ] = False,
     debug: Debug = False,
 ) -> None:
-    """Add a server to Claude Desktop, VS Code or Cursor.
+    """Add a server to a host app: Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI,
+    Goose, or a plain mcp.json.
 
     The entry runs `mcpgen run FILE` with this Python, so the host finds mcpgen and the
     server's dependencies. The entry is named after the Server (Server("weather")) unless
     --name says otherwise. Other servers in the file are kept; an entry of the same name is
     updated when it runs this same server, and one that runs another server is left alone
     unless --force. Files: claude-desktop writes claude_desktop_config.json in Claude's
-    settings folder, vscode writes .vscode/mcp.json in the current folder, cursor
-    writes ~/.cursor/mcp.json.
+    settings folder, claude-code ~/.claude.json (--config .mcp.json for one project),
+    cursor ~/.cursor/mcp.json, vscode .vscode/mcp.json in the current folder, gemini-cli
+    ~/.gemini/settings.json, goose ~/.config/goose/config.yaml (the goose extra), mcp-json
+    mcp.json in the current folder.
 
     Examples:
       mcpgen install claude-desktop server.py --env API_KEY=secret
+      mcpgen install claude-code server.py --config .mcp.json
       mcpgen install vscode server.py --name weather --dry-run
-      mcpgen install cursor server.py --config .cursor/mcp.json
+      mcpgen install goose server.py
     """
     from mcpgen.cli.install import HOSTS, InstallError, install_server
 
