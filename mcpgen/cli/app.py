@@ -10,22 +10,20 @@ ends the command quietly.
 from __future__ import annotations
 
 import inspect
-import os
 import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from mcpgen import schema as shipped
+from mcpgen.cli.console import Debug, err, fail, out, state, stdout_closed, step, user_errors
+from mcpgen.cli.dev import dev
+from mcpgen.cli.inspect import inspect as inspect_server_command
 from mcpgen.cli.registry import registry
-from mcpgen.cli.sanitize import markup
+from mcpgen.cli.sanitize import clean_line, markup
 from mcpgen.cli.stubs import stubs
 from mcpgen.origin import install_command
 from mcpgen.version import __version__
@@ -45,19 +43,7 @@ app = typer.Typer(
 )
 
 
-class _Output(Console):
-    def on_broken_pipe(self) -> None:
-        # rich would exit 1; a reader that stopped reading (`| head`) is no error.
-        _stdout_closed()
-
-
-# soft_wrap: a message stays one line however narrow the terminal. markup off: most of what we
-# print holds text we did not write (names, paths, `pip install 'mcpgen[http]'`), and rich would
-# read `[http]` as a style tag and drop it; a line that styles says so (markup=True, escape()).
-err = Console(stderr=True, soft_wrap=True, markup=False)
-out = _Output(soft_wrap=True, markup=False)
 F = TypeVar("F", bound=Callable[..., Any])
-_state = {"debug": False}
 
 
 def _reflow(doc: str) -> str:
@@ -71,54 +57,11 @@ def _reflow(doc: str) -> str:
     )
 
 
-def command(fn: F) -> F:
-    """Register ``fn`` as a command, with its docstring reflowed (see :func:`_reflow`)."""
-    decorated: F = app.command(help=_reflow(fn.__doc__ or ""))(fn)
+def command(fn: F, name: str | None = None) -> F:
+    """Register ``fn`` as a command (named after it, or ``name``), with its docstring
+    reflowed (see :func:`_reflow`)."""
+    decorated: F = app.command(name, help=_reflow(fn.__doc__ or ""))(fn)
     return decorated
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    # Messages often quote a server (its error, its stderr): sanitized, and on one line.
-    err.print(f"[bold red]error:[/] {markup(message)}", highlight=False, markup=True)
-    raise typer.Exit(code)
-
-
-@contextmanager
-def step(label: str) -> Iterator[None]:
-    """Show a spinner for a step (visible on a terminal) and its time when it was slow."""
-    started = time.perf_counter()
-    with err.status(f"{label}…"):
-        yield
-    took = time.perf_counter() - started
-    if took >= 1.0:
-        err.print(f"{label}: {took:.1f} s", style="dim")
-
-
-def _stdout_closed() -> NoReturn:
-    """The reader of our output went away (``mcpgen call ... | head``): not an error. Point
-    stdout at /dev/null so that the flush at exit does not complain, and exit 0."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    raise typer.Exit(0)
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn expected failures into one line and exit code 2 (tracebacks with --debug)."""
-    try:
-        yield
-    except typer.Exit:
-        raise
-    except BrokenPipeError:
-        _stdout_closed()
-    except Exception as exc:
-        if _state["debug"]:
-            raise
-        from mcpgen.codegen.loader import SchemaError
-
-        if isinstance(exc, (SchemaError, KeyError, OSError)):
-            fail(str(exc).strip("'\""))
-        fail(f"{type(exc).__name__}: {exc}")
 
 
 def _codegen() -> Any:
@@ -129,21 +72,10 @@ def _codegen() -> Any:
     return gen
 
 
-def _set_debug(value: bool) -> None:
-    if value:
-        _state["debug"] = True
-
-
 def _print_version(value: bool) -> None:
     if value:
         out.print(f"mcpgen {__version__}", highlight=False)
         raise typer.Exit(0)
-
-
-# Every command takes --debug too, so it works after the command's name as well.
-Debug = Annotated[
-    bool, typer.Option("--debug", help="Show tracebacks on errors.", callback=_set_debug, expose_value=False)
-]
 
 
 @app.callback()
@@ -240,9 +172,9 @@ def _in_checkout() -> bool:
 def _print_reports(model: Any, verbose: bool) -> None:
     for report in model.reports:
         if report.level == "warning":
-            err.print(f"[yellow]warning:[/] {escape(report.message)}", highlight=False, markup=True)
+            err.print(f"[yellow]warning:[/] {markup(report.message)}", highlight=False, markup=True)
         elif verbose:
-            err.print(f"note: {report.message}", style="dim", highlight=False)
+            err.print(f"note: {clean_line(report.message)}", style="dim", highlight=False)
 
 
 def _generate_committed(check: bool, verbose: bool) -> None:
@@ -552,7 +484,7 @@ def run(
         fail(f"--transport is stdio or http, not {transport!r}")
     with user_errors():
         try:
-            server = load_server(target, quiet_stdout=transport == "stdio", debug=_state["debug"])
+            server = load_server(target, quiet_stdout=transport == "stdio", debug=state["debug"])
         except LoadError as exc:
             fail(str(exc))
         if transport == "http":
@@ -643,6 +575,8 @@ def install(
 
 
 command(stubs)  # mcpgen/cli/stubs.py
+command(inspect_server_command, "inspect")  # mcpgen/cli/inspect.py
+command(dev)  # mcpgen/cli/dev.py
 app.add_typer(registry)  # mcpgen/cli/registry.py
 
 
@@ -653,7 +587,7 @@ def main() -> None:
         raise SystemExit(exc.exit_code) from None
     except BrokenPipeError:  # stdout closed outside a command's own handling
         try:
-            _stdout_closed()
+            stdout_closed()
         except typer.Exit as exc:
             raise SystemExit(exc.exit_code) from None
 
