@@ -533,8 +533,7 @@ def install(
     ] = False,
     debug: Debug = False,
 ) -> None:
-    """Add a server to a host app: Claude Desktop, Claude Code, Cursor, VS Code, Gemini CLI,
-    Goose, or a plain mcp.json.
+    """Add a server to a host app (Claude, Cursor, VS Code, Goose...).
 
     The entry runs `mcpgen run FILE` with this Python, so the host finds mcpgen and the
     server's dependencies. The entry is named after the Server (Server("weather")) unless

@@ -187,10 +187,10 @@ def dev(
     ] = False,
     debug: Debug = False,
 ) -> None:
-    """Develop a server: serve it over HTTP on this machine, restart it when a Python file
-    of its folder changes, and open the official MCP Inspector against it.
+    """Develop a server: reload on change, with the MCP Inspector.
 
-    The Inspector (npm @modelcontextprotocol/inspector) is started with npx, which needs
+    The server is served over HTTP on this machine and restarted when a Python file of its
+    folder changes. The Inspector (npm @modelcontextprotocol/inspector) is started with npx, which needs
     Node.js; MCPGEN_INSPECTOR names another command for it. It prints the address of its
     web UI; in the stateless era a restart of the server goes unnoticed there. Ctrl-C stops
     both.

@@ -106,9 +106,11 @@ def inspect(
     no_auth: Annotated[bool, typer.Option("--no-auth", help="Never sign in (see `mcpgen call`).")] = False,
     debug: Debug = False,
 ) -> None:
-    """Show what a server offers: who it is, the protocol era and version spoken, its
-    instructions, capabilities and extensions, whether tools can run as tasks, and its
-    tools, resources, templates and prompts.
+    """Show what a server offers, in either protocol era.
+
+    Who it is, the protocol era and version spoken, its instructions, capabilities and
+    extensions, whether tools can run as tasks, and its tools, resources, templates and
+    prompts.
 
     Examples:
       mcpgen inspect "python server.py"
