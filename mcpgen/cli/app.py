@@ -19,6 +19,7 @@ import typer
 from rich.table import Table
 
 from mcpgen import schema as shipped
+from mcpgen.cli.apps import apps
 from mcpgen.cli.console import Debug, err, fail, out, state, stdout_closed, step, user_errors
 from mcpgen.cli.dev import dev
 from mcpgen.cli.inspect import inspect as inspect_server_command
@@ -577,6 +578,7 @@ command(stubs)  # mcpgen/cli/stubs.py
 command(inspect_server_command, "inspect")  # mcpgen/cli/inspect.py
 command(dev)  # mcpgen/cli/dev.py
 app.add_typer(registry)  # mcpgen/cli/registry.py
+app.add_typer(apps)  # mcpgen/cli/apps.py
 
 
 def main() -> None:

@@ -119,6 +119,7 @@ def connect(
     on_log: Callable[[LoggingMessageNotificationParams], None],
     era: str = "auto",
     auth: httpx.Auth | None = None,
+    apps: bool = False,
 ) -> Connection:
     # on_log: the user sees logs, so the client asks for them (stateless era: a level
     # named in each request's _meta; without one the server sends none).
@@ -128,6 +129,7 @@ def connect(
         "era": era,
         # A server's questions are asked in the terminal (form fields, or a URL to open).
         "elicitation": terminal_elicitation(_to_stderr),
+        "apps": apps,  # a host that renders MCP Apps interfaces (`mcpgen apps preview`)
     }
     if transport == "http":
         return Connection(Client.http(target, headers=_headers(headers), auth=auth, **options), [])
@@ -181,10 +183,11 @@ async def open_connection(
     on_log: Callable[[LoggingMessageNotificationParams], None],
     era: str = "auto",
     signin: CliAuth | None = None,
+    apps: bool = False,
 ) -> Connection:
     chosen = pick_transport(target, transport)
     oauth = signin.oauth if signin is not None and chosen == "http" else None
-    connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth)
+    connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth, apps)
     try:
         try:
             await _open(connection.client, target, chosen, headers, timeout)
@@ -194,14 +197,14 @@ async def open_connection(
             if signin is None:
                 raise needed
             await signin.sign_in(timeout)
-            connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth)
+            connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth, apps)
             await connection.client.open()
         return connection
     except _oauth_error() as exc:
         raise CallError(f"cannot sign in to {target}: {one_line(str(exc))}") from None
     except (OSError, McpError, ConnectionError) as exc:
         if chosen == "http" and transport == "auto" and _http_status(exc) in _SSE_FALLBACK:
-            legacy = connect(target, "sse", headers, timeout, quiet, on_log, era)
+            legacy = connect(target, "sse", headers, timeout, quiet, on_log, era, apps=apps)
             try:
                 await legacy.client.open()
                 return legacy

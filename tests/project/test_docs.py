@@ -147,3 +147,41 @@ def test_the_site_has_its_url_and_its_build_is_ignored() -> None:
         ["git", "check-ignore", "-q", "site/index.html"], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert ignored.returncode == 0, "site/ is not ignored by git"
+
+
+def _paths_hold(block: str, cwd: Path) -> list[str]:
+    """Run a shell block in the head: follow its `cd`s and check that every file a command
+    names (a script python runs, a package.json npm reads) is there at that point."""
+    import shlex
+
+    problems = []
+    for line in block.splitlines():
+        for command in line.split("#", 1)[0].split("&&"):
+            words = shlex.split(command)
+            if not words:
+                continue
+            if words[0] == "cd":
+                cwd = (cwd / words[1]).resolve()
+                if not cwd.is_dir():
+                    problems.append(f"cd {words[1]}: no such folder")
+            elif words[0] == "npm" and not (cwd / "package.json").is_file():
+                problems.append(f"{command.strip()}: no package.json in {cwd}")
+            elif words[0] in ("python", "python3") and not (cwd / words[1]).is_file():
+                problems.append(f"{command.strip()}: no {words[1]} in {cwd}")
+            elif words[:3] == ["mcpgen", "apps", "preview"] and shlex.split(words[3])[0] == "python":
+                script = shlex.split(words[3])[1]
+                if not (cwd / script).is_file():
+                    problems.append(f"{command.strip()}: no {script} in {cwd}")
+    return problems
+
+
+def test_the_apps_example_commands_run_in_sequence() -> None:
+    """docs/apps.md (from the root of a clone) and examples/apps/README.md (from its folder):
+    each command finds what it names where the commands before it left the shell."""
+    guide = (DOCS / "apps.md").read_text(encoding="utf-8").split("## The example", 1)[1]
+    readme = (ROOT / "examples" / "apps" / "README.md").read_text(encoding="utf-8")
+    for text, start in ((guide, ROOT), (readme, ROOT / "examples" / "apps")):
+        block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+        assert "mcpgen apps preview" in block
+        assert _paths_hold(block, start) == []
+    assert _paths_hold("cd examples/apps\npython examples/apps/server.py http 8000\n", ROOT)  # the old order fails
