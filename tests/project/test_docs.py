@@ -185,3 +185,16 @@ def test_the_apps_example_commands_run_in_sequence() -> None:
         assert "mcpgen apps preview" in block
         assert _paths_hold(block, start) == []
     assert _paths_hold("cd examples/apps\npython examples/apps/server.py http 8000\n", ROOT)  # the old order fails
+
+
+def test_no_guide_installs_mcpgen_from_an_index() -> None:
+    """mcpgen is not on an index yet (the README says so): a guide's install command is
+    the one that works, from a clone (`pip install -e '.[http]'`), not `pip install 'mcpgen[http]'`."""
+    assert "mcpgen is not on PyPI yet" in (ROOT / "README.md").read_text(encoding="utf-8")
+    offenders = [
+        f"{page.relative_to(ROOT)}:{number}"
+        for page in PAGES
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"pip install ['\"]?mcpgen\b", line)
+    ]
+    assert offenders == []
