@@ -213,7 +213,8 @@ def _stubs(
     command = command_line(target, out, class_name)
     text = render(description, command, class_name)
     if out is None:
-        sys.stdout.write(text)
+        # To a file or a pipe, the module as generated; on a terminal, nothing in it may act.
+        sys.stdout.write(clean(text) if sys.stdout.isatty() else text)
         return
     if check_only:
         stale = check(out, text)

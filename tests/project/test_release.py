@@ -222,3 +222,20 @@ def test_an_editable_install_is_visible_to_mypy(tmp_path: Path) -> None:
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert 'Revealed type is "mcpgen.runtime.server.server.Server"' in checked.stdout
+
+
+@pytest.mark.slow
+def test_a_project_made_by_the_wheels_mcpgen_installs_it_from_the_wheel(dist: Path, tmp_path: Path) -> None:
+    """`mcpgen new` from an mcpgen installed from a wheel (not an index): the project depends
+    on that wheel, and the "Next:" line it prints installs the project and passes its tests."""
+    wheel = dist / f"mcpgen-{__version__}-py3-none-any.whl"
+    bin_ = _fresh_venv(tmp_path / "venv")
+    _run([str(bin_ / "pip"), "install", "-q", str(wheel), "-c", str(ROOT / "constraints.txt")], tmp_path)
+    created = _run([str(bin_ / "mcpgen"), "new", "demo"], tmp_path)
+    pyproject = tomllib.loads((tmp_path / "demo" / "pyproject.toml").read_text())
+    assert pyproject["project"]["dependencies"] == [f"mcpgen[http] @ {wheel.as_uri()}"]
+    next_line = created.stdout.splitlines()[1].strip()
+    env = {**_env(), "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    ran = subprocess.run(["bash", "-c", next_line], cwd=tmp_path, capture_output=True, text=True, timeout=1200, env=env)
+    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-4000:]
+    assert " passed" in ran.stdout and " failed" not in ran.stdout
