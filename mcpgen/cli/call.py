@@ -220,22 +220,25 @@ async def _open(client: Client, target: str, chosen: str, headers: list[str], ti
         await client.open()
         return
     opening: asyncio.Future[Any] = asyncio.ensure_future(client.open())
-    done, _ = await asyncio.wait({opening}, timeout=LOOK_AFTER)
-    if not done:
-        looking: asyncio.Future[Any] = asyncio.ensure_future(not_an_endpoint(target, _headers(headers), timeout))
-        done, _ = await asyncio.wait({opening, looking}, return_when=asyncio.FIRST_COMPLETED)
-        if opening not in done:
-            answer = await looking
+    looking: asyncio.Future[Any] | None = None
+    try:
+        done, _ = await asyncio.wait({opening}, timeout=LOOK_AFTER)
+        if not done:
+            looking = asyncio.ensure_future(not_an_endpoint(target, _headers(headers), timeout))
+            await asyncio.wait({opening, looking}, return_when=asyncio.FIRST_COMPLETED)
+            answer = None if opening.done() else await looking
             if answer is not None:
                 opening.cancel()
-                with contextlib.suppress(BaseException):
-                    await opening
+                await asyncio.wait({opening})  # its end, without raising its cancellation here
                 with contextlib.suppress(Exception):
                     await client.close()
                 raise CallError(f"{target} is not an MCP endpoint: {answer}")
-        else:
-            looking.cancel()
-    await opening
+        await opening
+    finally:
+        # Cancelled from outside (Ctrl-C), or done: nothing is left running.
+        for task in (opening, looking):
+            if task is not None and not task.done():
+                task.cancel()
 
 
 def _sign_in_required() -> type[Exception]:
