@@ -145,6 +145,8 @@ def test_the_wheel_and_sdist_pass_twine_check_strict(dist: Path) -> None:
         "mcpgen/codegen/templates/client.py.j2",
         "mcpgen/scaffold/template/project/pyproject.toml.tmpl",
         "mcpgen/scaffold/template/snippets/auth/auth_section.md",
+        "mcpgen/cli/apps_host/host.js",  # `mcpgen apps preview` builds its page from these
+        "mcpgen/cli/apps_host/package-lock.json",
     ):
         assert needed in names, needed
     assert not [name for name in names if name.startswith(("tests/", "bench/", "examples/"))]
