@@ -25,6 +25,7 @@ PACKAGE = ROOT / "mcpgen"
 # Units on one layer never import each other (server/client, transports/stores, ...).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("mcpgen.version", "mcpgen.schema", "mcpgen.protocol"),
+    ("mcpgen.origin",),  # where mcpgen was installed from: the install hints of every layer above
     ("mcpgen.generated",),
     ("mcpgen.runtime",),  # errors, versions, extras (and the package's docstring)
     ("mcpgen.runtime.jsonrpc",),
