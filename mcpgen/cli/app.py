@@ -24,6 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from mcpgen import schema as shipped
+from mcpgen.cli import openapi as openapi_cli
 from mcpgen.cli.registry import registry
 from mcpgen.cli.stubs import stubs
 from mcpgen.version import __version__
@@ -315,6 +316,9 @@ def new(
             "tests against a test authorization server.",
         ),
     ] = False,
+    from_openapi: Annotated[
+        str | None, typer.Option("--from-openapi", help="Make it a server for the API this OpenAPI document describes.")
+    ] = None,
     debug: Debug = False,
 ) -> None:
     """Create a complete MCP server project.
@@ -327,8 +331,12 @@ def new(
       mcpgen new weather
       mcpgen new weather-tools --dir ~/src/weather --transport http
       mcpgen new notes --auth
+      mcpgen new petstore --from-openapi petstore.yaml
     """
     from mcpgen.scaffold import ScaffoldError, create_project, validate_name
+
+    if from_openapi is not None:  # mcpgen/cli/openapi.py
+        openapi_cli.new_project(name, directory or Path(name), from_openapi, _mcpgen_requirement, force)
 
     if auth:
         transport = "http"
@@ -629,6 +637,7 @@ def install(
 
 
 command(stubs)  # mcpgen/cli/stubs.py
+command(openapi_cli.make_command(_mcpgen_requirement))  # mcpgen/cli/openapi.py
 app.add_typer(registry)  # mcpgen/cli/registry.py
 
 

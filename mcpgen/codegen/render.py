@@ -382,6 +382,8 @@ def docstring(text: str | None, *, link: str | None = None, indent: int = 4) -> 
         parts.append(f"Spec: {link}")
     body = "\n\n".join(parts) or "(undocumented)"
     body = body.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if body.endswith('"'):  # it would run into the closing quotes
+        body = body[:-1] + '\\"'
     pad = " " * indent
     body = textwrap.indent(body, pad).lstrip()
     if "\n" in body:

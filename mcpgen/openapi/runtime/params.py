@@ -1,0 +1,125 @@
+"""OpenAPI parameter serialization (OpenAPI 3.1, "Style Values" and "Style Examples").
+
+Path: ``simple``, ``label`` (``.``), ``matrix`` (``;name=``); query: ``form``,
+``spaceDelimited``, ``pipeDelimited``, ``deepObject``; header: ``simple``; cookie: ``form``;
+each with or without ``explode``. Values are percent-encoded here (RFC 3986 unreserved
+characters stay; ``allowReserved`` keeps the reserved ones in a query), so what reaches
+the URL is exactly what the style says, whatever the value holds.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+_RESERVED = ":/?#[]@!$&'()*+,;="
+
+
+def scalar(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return str(value)
+
+
+def _enc(value: str, reserved: bool = False) -> str:
+    return quote(value, safe=_RESERVED if reserved else "")
+
+
+def path_value(name: str, value: Any, style: str, explode: bool) -> str:
+    """The text that replaces ``{name}`` in the path."""
+    if style == "label":
+        prefix, sep = ".", ("." if explode else ",")
+    elif style == "matrix":
+        return _matrix(name, value, explode)
+    else:
+        prefix, sep = "", ","
+    if isinstance(value, list):
+        return prefix + sep.join(_enc(scalar(v)) for v in value)
+    if isinstance(value, dict):
+        if explode:
+            return prefix + sep.join(f"{_enc(k)}={_enc(scalar(v))}" for k, v in value.items())
+        return prefix + ",".join(f"{_enc(k)},{_enc(scalar(v))}" for k, v in value.items())
+    return prefix + _enc(scalar(value))
+
+
+def _matrix(name: str, value: Any, explode: bool) -> str:
+    key = _enc(name)
+    if isinstance(value, list):
+        if explode:
+            return "".join(f";{key}={_enc(scalar(v))}" for v in value)
+        return f";{key}=" + ",".join(_enc(scalar(v)) for v in value)
+    if isinstance(value, dict):
+        if explode:
+            return "".join(f";{_enc(k)}={_enc(scalar(v))}" for k, v in value.items())
+        return f";{key}=" + ",".join(f"{_enc(k)},{_enc(scalar(v))}" for k, v in value.items())
+    return f";{key}" if value is None or value == "" else f";{key}={_enc(scalar(value))}"
+
+
+def query_pairs(name: str, value: Any, style: str, explode: bool, reserved: bool = False) -> list[str]:
+    """``key=value`` pieces of the query string, already encoded."""
+    key = _enc(name)
+
+    def enc(v: Any) -> str:
+        return _enc(scalar(v), reserved)
+
+    if isinstance(value, list):
+        if style == "spaceDelimited" and not explode:
+            return [f"{key}=" + "%20".join(enc(v) for v in value)]
+        if style == "pipeDelimited" and not explode:
+            return [f"{key}=" + "|".join(enc(v) for v in value)]
+        if explode:
+            return [f"{key}={enc(v)}" for v in value]
+        return [f"{key}=" + ",".join(enc(v) for v in value)]
+    if isinstance(value, dict):
+        if style == "deepObject":
+            return _deep(key, value, reserved)
+        if explode:
+            return [f"{_enc(k)}={enc(v)}" for k, v in value.items()]
+        return [f"{key}=" + ",".join(f"{_enc(k)},{enc(v)}" for k, v in value.items())]
+    return [f"{key}={enc(value)}"]
+
+
+def _deep(prefix: str, value: dict[str, Any], reserved: bool) -> list[str]:
+    out: list[str] = []
+    for k, v in value.items():
+        here = f"{prefix}%5B{_enc(k)}%5D"
+        if isinstance(v, dict):
+            out += _deep(here, v, reserved)
+        elif isinstance(v, list):
+            out += [f"{here}={_enc(scalar(item), reserved)}" for item in v]
+        else:
+            out.append(f"{here}={_enc(scalar(v), reserved)}")
+    return out
+
+
+def header_value(value: Any, explode: bool) -> str:
+    """A header's value (``simple`` style). Line breaks are refused: they would end the header."""
+    if isinstance(value, list):
+        text = ",".join(scalar(v) for v in value)
+    elif isinstance(value, dict):
+        text = ",".join(f"{k}={scalar(v)}" if explode else f"{k},{scalar(v)}" for k, v in value.items())
+    else:
+        text = scalar(value)
+    if "\r" in text or "\n" in text or "\x00" in text:
+        raise ValueError("a header value cannot hold a line break or NUL")
+    return text
+
+
+def cookie_pair(name: str, value: Any, explode: bool) -> str:
+    if isinstance(value, list):
+        text = ",".join(_enc(scalar(v)) for v in value)
+    elif isinstance(value, dict):
+        text = ",".join(f"{_enc(k)},{_enc(scalar(v))}" for k, v in value.items())
+    else:
+        text = _enc(scalar(value))
+    return f"{_enc(name)}={text}"
+
+
+__all__ = ["cookie_pair", "header_value", "path_value", "query_pairs", "scalar"]
