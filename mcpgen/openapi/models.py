@@ -10,7 +10,6 @@ escaping sees them.
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,7 +64,7 @@ def class_names(components: list[str]) -> dict[str, str]:
 
 def build_models(schemas: dict[str, Any]) -> Models:
     names = class_names(list(schemas))
-    defs = {names[c]: _rewrite(copy.deepcopy(s), names) for c, s in schemas.items()}
+    defs = {names[c]: _rewrite(s, names) for c, s in schemas.items()}  # _rewrite copies
     prepared = prepare({"$defs": defs}, _ROOT, "", RESERVED - {_ROOT})
     notes = list(prepared.notes)
     definitions = prepared.definitions

@@ -97,7 +97,10 @@ def _fix_schema(node: Any, dialect: str) -> None:
                 del node[bound]
                 if flag and limit in node:
                     node[bound] = node.pop(limit)
-    if node.get("type") == "file" or (node.get("format") == "binary" and node.get("type") in ("string", None)):
+    media = node.get("contentMediaType")
+    raw_bytes = isinstance(media, str) and not media.startswith("text/") and "contentEncoding" not in node
+    binary_format = node.get("format") == "binary" and node.get("type") in ("string", None)
+    if node.get("type") == "file" or raw_bytes or binary_format:
         node.pop("format", None)
         node["type"] = "string"
         node["contentEncoding"] = "base64"

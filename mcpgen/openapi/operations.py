@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from mcpgen.codegen import naming
 from mcpgen.openapi.loader import OpenApiError, pointer_escape, resolve_pointer
 from mcpgen.openapi.runtime.spec import Body, BodyKind, Operation, Pagination, Param, SecurityScheme, Tables, ToolInfo
@@ -239,7 +241,10 @@ class _Builder:
         input_schema = self.components.bundle(root, "input", where)
         output_schema = None
         if out_schema is not None and output == "json" and self.components.is_object(out_schema, where):
-            output_schema = self.components.bundle(copy.deepcopy(out_schema), "output", where)
+            # MCP wants an object schema at the top: a reference there is replaced by what it names.
+            root_out = self.components.resolve(out_schema, where)
+            top = {**root_out, "type": root_out.get("type", "object")}
+            output_schema = self.components.bundle(top, "output", where)
         security = self.security(op, where)
         description = self.description(op, method, path, pagination)
         summary = clean_text(op.get("summary"))
@@ -247,9 +252,8 @@ class _Builder:
         server = None
         if isinstance(servers, list) and servers and isinstance(servers[0], dict):
             server = _server_url(servers[0])
-        digest = hashlib.sha256(
-            json.dumps([method, path, op, item.get("parameters")], sort_keys=True, default=str).encode()
-        ).hexdigest()[:16]
+        described = [method, path, op, item.get("parameters")]
+        digest = hashlib.sha256(msgspec.json.encode(described, order="sorted")).hexdigest()[:16]
         self.operations[tool] = Operation(
             tool=tool,
             method=method.upper(),

@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import jinja2
+import msgspec
 
 from mcpgen.codegen import render
 from mcpgen.openapi.loader import OpenApiError, load_document
@@ -115,7 +116,7 @@ def generate(options: Options) -> Generated:
     formatted = render.format_files(raw)
     _verify_tools(formatted["tools.py"], code)
     _verify_models(formatted["models.py"], set(models.types))
-    tables_json = json.dumps(_to_builtins(built.tables), indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    tables_json = msgspec.json.format(msgspec.json.encode(built.tables, order="sorted"), indent=1).decode() + "\n"
     files = {
         PurePosixPath(package, "tools.py"): formatted["tools.py"],
         PurePosixPath(package, "models.py"): formatted["models.py"],
@@ -246,12 +247,6 @@ def _avoid_module_names(code: list[ToolCode]) -> None:
             name, n = f"{c.function}_{n}", n + 1
         c.function = name
         taken.add(name)
-
-
-def _to_builtins(tables: Tables) -> Any:
-    import msgspec
-
-    return msgspec.to_builtins(tables)
 
 
 def _own_files(

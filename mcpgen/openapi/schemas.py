@@ -9,7 +9,6 @@ of what it answers (OpenAPI: such a property is ``required`` only in its directi
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -88,13 +87,14 @@ class Components:
         return False
 
     def bundle(self, root: dict[str, Any], direction: Direction, where: str) -> dict[str, Any]:
-        """``root`` (already a copy) with the components it uses under ``$defs``."""
+        """A copy of ``root`` with the components it uses under ``$defs`` (copied too, by
+        :func:`_localize`; the values of data keywords are shared, and never changed)."""
         used = {self.name_of(r, where) for r in refs_in(root)}
         names = self.closure(used)
         drop = "readOnly" if direction == "input" else "writeOnly"
         body: dict[str, Any] = _localize(root, drop)
         if names:
-            body["$defs"] = {name: _localize(copy.deepcopy(self.schemas[name]), drop) for name in names}
+            body["$defs"] = {name: _localize(self.schemas[name], drop) for name in names}
         return body
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 _RESERVED = ":/?#[]@!$&'()*+,;="
+_COOKIE_SAFE = "!#$%&'()*+-./:<=>?@[]^_`{|}~"
 
 
 def scalar(value: Any) -> str:
@@ -112,14 +113,20 @@ def header_value(value: Any, explode: bool) -> str:
     return text
 
 
+def _cookie(value: str) -> str:
+    """RFC 6265 cookie-octets as they are; anything else (space, quote, comma, semicolon,
+    backslash, control, non-ASCII) percent-encoded, the only way it can travel."""
+    return quote(value, safe=_COOKIE_SAFE)
+
+
 def cookie_pair(name: str, value: Any, explode: bool) -> str:
     if isinstance(value, list):
-        text = ",".join(_enc(scalar(v)) for v in value)
+        text = ",".join(_cookie(scalar(v)) for v in value)
     elif isinstance(value, dict):
-        text = ",".join(f"{_enc(k)},{_enc(scalar(v))}" for k, v in value.items())
+        text = ",".join(f"{_cookie(k)},{_cookie(scalar(v))}" for k, v in value.items())
     else:
-        text = _enc(scalar(value))
-    return f"{_enc(name)}={text}"
+        text = _cookie(scalar(value))
+    return f"{_cookie(name)}={text}"
 
 
 __all__ = ["cookie_pair", "header_value", "path_value", "query_pairs", "scalar"]

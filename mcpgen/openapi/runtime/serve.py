@@ -1,39 +1,50 @@
-"""Registering a generated project's tools on its ``Server``, and code mode.
+"""Serving a generated project's tools on its ``Server``, and code mode.
 
-:func:`register` adds one tool per operation (the generated functions, with the tables'
-descriptions, input schemas and annotations) or, in code mode, three: search the
-operations (BM25 over their text), describe one, call one (its arguments checked against
-its input schema before any request). Output schemas are added to ``tools/list`` by a
-middleware, as the document states them (``Server.tool`` derives an output schema from a
-return annotation, which could not hold the document's references).
+:func:`register` puts one middleware (:class:`OpenApiTools`) in front of the server. It
+answers ``tools/list`` with one tool per operation, built from the tables when first
+listed (the document's descriptions, input and output schemas and annotations, verbatim),
+and ``tools/call`` of those tools: the arguments are checked against the tool's input
+schema, then the generated function of that operation (or your override) runs. Nothing
+is registered per tool, so a server of a thousand operations answers its first
+``tools/list`` as fast as one of three. Tools the server registers itself (``@server.tool``
+in server.py) are listed after these.
+
+In code mode the server gets three ordinary tools instead: search the operations (BM25
+over their text), describe one, call one (its arguments checked the same way).
 
 The user's hooks module may define ``on_request(operation, request)``,
-``on_response(operation, response)`` (coroutines), ``OVERRIDES`` (tool name -> a function
-of yours that replaces the generated one, taking the same arguments) and ``EXCLUDED``
-(tool names not to offer).
+``on_response(operation, response)`` (coroutines), ``OVERRIDES`` (tool name -> an
+``async def`` of yours that replaces the generated one, taking the same arguments) and
+``EXCLUDED`` (tool names not to offer).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from mcpgen.generated import CallToolResult, TextContent, ToolAnnotations
+from mcpgen.generated import CallToolResult, TextContent, Tool, ToolAnnotations
 from mcpgen.openapi.runtime.auth import CallerToken
 from mcpgen.openapi.runtime.upstream import Api
+from mcpgen.runtime.errors import INVALID_PARAMS, McpError
+from mcpgen.runtime.middleware.chain import Middleware
 
 if TYPE_CHECKING:
     from mcpgen.runtime.middleware.chain import Call, CallNext
     from mcpgen.runtime.server.server import Server
 
+log = logging.getLogger("mcpgen.openapi")
 MAX_RESULTS = 50
+CURSOR = "openapi:"
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+ToolFunction = Callable[..., Awaitable[Any]]
 
 
 def register(server: Server, tools: ModuleType, hooks: ModuleType | None = None) -> Api:
@@ -42,56 +53,122 @@ def register(server: Server, tools: ModuleType, hooks: ModuleType | None = None)
     if hooks is not None:
         api.on_request = getattr(hooks, "on_request", None)
         api.on_response = getattr(hooks, "on_response", None)
-    overrides: dict[str, Callable[..., Any]] = dict(getattr(hooks, "OVERRIDES", {}) or {})
+    overrides: dict[str, ToolFunction] = dict(getattr(hooks, "OVERRIDES", {}) or {})
     excluded = set(getattr(hooks, "EXCLUDED", ()) or ())
     if api.tables.mode == "code":
         CodeMode(api).register(server)
         return api
-    schemas: dict[str, dict[str, Any]] = {}
-    for fn in tools.TOOLS:
-        name = fn.__mcp_tool__
-        if name in excluded:
-            continue
-        info = api.tables.tools[name]
-        server.tool(
-            name,
-            title=info.title,
-            description=info.description,
-            input_schema=info.input_schema,
-            annotations=msgspec.convert(info.annotations, ToolAnnotations),
-        )(overrides.get(name, fn))
-        if info.output_schema is not None:
-            schemas[name] = info.output_schema
-    if schemas:
-        server.middleware(OutputSchemas(schemas))
+    functions = {fn.__mcp_tool__: fn for fn in tools.TOOLS}
+    functions.update({name: fn for name, fn in overrides.items() if name in functions})
+    for name in excluded:
+        functions.pop(name, None)
+    server.middleware(OpenApiTools(api, functions, server.page_size))
     return api
 
 
-class OutputSchemas:
-    """Adds each tool's ``outputSchema`` to what ``tools/list`` answers."""
-
-    def __init__(self, schemas: dict[str, dict[str, Any]]) -> None:
-        self.schemas = schemas
-
-    async def __call__(self, call: Call, call_next: CallNext) -> Any:
-        result = await call_next(call)
-        if call.method == "tools/list" and hasattr(result, "tools"):
-            listed = [
-                msgspec.structs.replace(t, output_schema=self.schemas[t.name]) if t.name in self.schemas else t
-                for t in result.tools
-            ]
-            result = msgspec.structs.replace(result, tools=listed)
-        return result
-
-
-def tool(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def tool(name: str) -> Callable[[ToolFunction], ToolFunction]:
     """Mark a generated function with the tool it is (its wire name may not be a Python name)."""
 
-    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def mark(fn: ToolFunction) -> ToolFunction:
         fn.__mcp_tool__ = name  # type: ignore[attr-defined]
         return fn
 
     return mark
+
+
+class Checks:
+    """Each tool's input schema compiled (jsonschema-rs) when the tool is first called."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self._compiled: dict[str, Callable[[Any], None]] = {}
+
+    def problem(self, name: str, arguments: Any) -> str | None:
+        import jsonschema_rs
+
+        validate = self._compiled.get(name)
+        if validate is None:
+            validate = self._compiled[name] = jsonschema_rs.validator_for(
+                self.api.tables.tools[name].input_schema
+            ).validate
+        try:
+            validate(arguments)
+        except jsonschema_rs.ValidationError as exc:
+            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.instance_path)
+            return f"{exc.message} (at ${path})"
+        return None
+
+
+class OpenApiTools(Middleware):
+    """Lists and calls the operations' tools (see the module docstring)."""
+
+    def __init__(self, api: Api, functions: Mapping[str, ToolFunction], page_size: int = 100) -> None:
+        self.api = api
+        self.functions = dict(functions)
+        self.names = [name for name in api.tables.tools if name in self.functions]
+        self.page_size = max(1, page_size)
+        self.checks = Checks(api)
+        self._listed: dict[str, Tool] = {}
+
+    async def on_request(self, call: Call, call_next: CallNext) -> Any:
+        if call.method == "tools/call":
+            fn = self.functions.get(getattr(call.params, "name", ""))
+            if fn is not None:
+                return await self.call(call.params.name, fn, call.params.arguments)
+        elif call.method == "tools/list":
+            return await self.list(call, call_next)
+        return await call_next(call)
+
+    async def call(self, name: str, fn: ToolFunction, arguments: Any) -> CallToolResult:
+        given = arguments if isinstance(arguments, dict) else {}
+        problem = self.checks.problem(name, given)
+        if problem is not None:
+            return _error(f"Invalid arguments for {name}: {problem}")
+        try:
+            result = await fn(**given)
+        except McpError:
+            raise
+        except Exception as exc:  # the message may hold secrets: it goes to the log only
+            log.error("mcpgen.openapi: tool %s failed", name, exc_info=exc)
+            return _error(f"Tool {name} failed with an internal error ({type(exc).__name__})")
+        return result if isinstance(result, CallToolResult) else _error(f"Tool {name} returned no result")
+
+    async def list(self, call: Call, call_next: CallNext) -> Any:
+        cursor = getattr(call.params, "cursor", msgspec.UNSET)
+        if isinstance(cursor, str) and not cursor.startswith(CURSOR):
+            return await call_next(call)  # a page of the server's own tools
+        start = 0
+        if isinstance(cursor, str):
+            digits = cursor[len(CURSOR) :]
+            if not digits.isdigit() or int(digits) > len(self.names):
+                raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor")
+            start = int(digits)
+        if call.params is not None and cursor is not msgspec.UNSET:
+            call.params = msgspec.structs.replace(call.params, cursor=msgspec.UNSET)
+        own = await call_next(call)  # the server's first page: its type is the era's
+        end = start + self.page_size
+        page = [self.tool(name) for name in self.names[start:end]]
+        if end < len(self.names):
+            return msgspec.structs.replace(own, tools=page, next_cursor=f"{CURSOR}{end}")
+        return msgspec.structs.replace(own, tools=page + list(own.tools))
+
+    def tool(self, name: str) -> Tool:
+        listed = self._listed.get(name)
+        if listed is None:
+            info = self.api.tables.tools[name]
+            listed = self._listed[name] = Tool(
+                name=name,
+                title=info.title or msgspec.UNSET,
+                description=info.description,
+                input_schema=info.input_schema,
+                output_schema=info.output_schema if info.output_schema is not None else msgspec.UNSET,
+                annotations=msgspec.convert(info.annotations, ToolAnnotations),
+            )
+        return listed
+
+
+def _error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=text)], is_error=True)
 
 
 # ---------------------------------------------------------------- code mode
@@ -139,7 +216,7 @@ class CodeMode:
     def __init__(self, api: Api) -> None:
         self.api = api
         self._index: Bm25 | None = None
-        self._checks: dict[str, Callable[[Any], None]] = {}
+        self.checks = Checks(api)
 
     @property
     def index(self) -> Bm25:
@@ -210,24 +287,10 @@ class CodeMode:
                 content=[TextContent(text=f"no operation named {name!r}: search_operations finds them")], is_error=True
             )
         given = arguments or {}
-        problem = self.check(name, info.input_schema, given)
+        problem = self.checks.problem(name, given)
         if problem is not None:
             return CallToolResult(content=[TextContent(text=f"invalid arguments for {name}: {problem}")], is_error=True)
         return await self.api.call(name, given)
 
-    def check(self, name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
-        import jsonschema_rs
 
-        validate = self._checks.get(name)
-        if validate is None:
-            validate = jsonschema_rs.validator_for(schema).validate
-            self._checks[name] = validate
-        try:
-            validate(arguments)
-        except jsonschema_rs.ValidationError as exc:
-            path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.instance_path)
-            return f"{exc.message} (at ${path})"
-        return None
-
-
-__all__ = ["Api", "Bm25", "CallerToken", "CodeMode", "OutputSchemas", "register", "tool", "words"]
+__all__ = ["Api", "Bm25", "CallerToken", "Checks", "CodeMode", "OpenApiTools", "register", "tool", "words"]
