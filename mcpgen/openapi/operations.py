@@ -289,7 +289,7 @@ class _Builder:
         op_id = op.get("operationId")
         base = _TOOL_CHARS.sub("_", op_id).strip("_.-") if isinstance(op_id, str) else ""
         if not base:
-            base = _TOOL_CHARS.sub("_", f"{method}_{path}").strip("_.-") or method
+            base = re.sub(r"_{2,}", "_", _TOOL_CHARS.sub("_", f"{method}_{path}")).strip("_.-") or method
         if len(base) > MAX_TOOL_NAME:
             tail = hashlib.sha256(base.encode()).hexdigest()[:8]
             base = f"{base[: MAX_TOOL_NAME - 9].rstrip('_.-')}_{tail}"
