@@ -14,7 +14,13 @@ from mcpgen.openapi.normalize import normalize
 from mcpgen.openapi.operations import MAX_TOOL_NAME, Curation, build_operations
 from mcpgen.openapi.overlay import apply_overlay
 
-PET = {"type": "object", "properties": {"name": {"type": "string"}, "kids": {"type": "array", "items": {"$ref": "#/components/schemas/Pet"}}}}  # fmt: skip
+PET = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "kids": {"type": "array", "items": {"$ref": "#/components/schemas/Pet"}},
+    },
+}
 
 
 def doc(paths: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -41,7 +47,10 @@ def write(path: Path, data: Any) -> Path:
 
 def test_relative_file_refs_are_bundled_and_cycles_through_files_stay_cycles(tmp_path: Path) -> None:
     (tmp_path / "schemas").mkdir()
-    write(tmp_path / "schemas" / "node.json", {"type": "object", "properties": {"next": {"$ref": "node.json"}, "tag": {"$ref": "../common.yaml#/Tag"}}})  # fmt: skip
+    write(
+        tmp_path / "schemas" / "node.json",
+        {"type": "object", "properties": {"next": {"$ref": "node.json"}, "tag": {"$ref": "../common.yaml#/Tag"}}},
+    )
     (tmp_path / "common.yaml").write_text(
         "Tag:\n  type: string\n  enum: [a, b]\nLimit:\n  name: limit\n  in: query\n  schema: {type: integer}\n"
     )
@@ -58,7 +67,7 @@ def test_relative_file_refs_are_bundled_and_cycles_through_files_stay_cycles(tmp
                     },
                 )
             }
-        }  # fmt: skip
+        }
     )
     loaded = load_document(write(tmp_path / "api.json", root))
     schemas = loaded.document["components"]["schemas"]
@@ -106,7 +115,8 @@ def test_bad_documents_are_refused_with_a_message_that_names_the_problem(tmp_pat
 
 def test_yaml_documents_load(tmp_path: Path) -> None:
     (tmp_path / "api.yaml").write_text(
-        "openapi: 3.0.3\ninfo: {title: Y, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: getA\n      responses: {'200': {description: ok}}\n"
+        "openapi: 3.0.3\ninfo: {title: Y, version: '1'}\npaths:\n  /a:\n    get:\n"
+        "      operationId: getA\n      responses: {'200': {description: ok}}\n"
     )
     assert set(build(load_document(tmp_path / "api.yaml").document).tables.tools) == {"getA"}
 
@@ -123,7 +133,9 @@ def test_swagger_2_becomes_openapi_3_1() -> None:
         "schemes": ["https"],
         "consumes": ["application/json"],
         "securityDefinitions": {"key": {"type": "apiKey", "in": "header", "name": "X-Key"}, "basic": {"type": "basic"}},
-        "definitions": {"Pet": {"type": "object", "properties": {"name": {"type": "string"}, "photo": {"type": "file"}}}},
+        "definitions": {
+            "Pet": {"type": "object", "properties": {"name": {"type": "string"}, "photo": {"type": "file"}}}
+        },
         "paths": {
             "/pets/{id}": {
                 "parameters": [{"name": "id", "in": "path", "required": True, "type": "integer"}],
@@ -132,19 +144,28 @@ def test_swagger_2_becomes_openapi_3_1() -> None:
                     "security": [{"key": []}],
                     "parameters": [
                         {"name": "body", "in": "body", "required": True, "schema": {"$ref": "#/definitions/Pet"}},
-                        {"name": "tags", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "pipes"},
+                        {
+                            "name": "tags",
+                            "in": "query",
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "collectionFormat": "pipes",
+                        },
                     ],
                     "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/Pet"}}},
                 },
                 "post": {
                     "operationId": "uploadPhoto",
                     "consumes": ["multipart/form-data"],
-                    "parameters": [{"name": "file", "in": "formData", "type": "file", "required": True}, {"name": "note", "in": "formData", "type": "string"}],
+                    "parameters": [
+                        {"name": "file", "in": "formData", "type": "file", "required": True},
+                        {"name": "note", "in": "formData", "type": "string"},
+                    ],
                     "responses": {"200": {"description": "ok"}},
                 },
             }
         },
-    }  # fmt: skip
+    }
     document = normalize(swagger, "s")
     assert document["servers"] == [{"url": "https://api.example.com/v2"}]
     built = build_operations(document, "s", "0", env_prefix="S", base_url="https://api.example.com/v2")
@@ -171,10 +192,16 @@ def test_openapi_3_0_nullable_and_exclusive_bounds_become_2020_12() -> None:
                 "A": {"type": "string", "nullable": True, "enum": ["x"], "example": "x"},
                 "B": {"$ref": "#/components/schemas/A"},
                 "C": {"allOf": [{"$ref": "#/components/schemas/A"}], "nullable": True, "description": "c"},
-                "D": {"type": "number", "minimum": 1, "exclusiveMinimum": True, "maximum": 5, "exclusiveMaximum": False},
+                "D": {
+                    "type": "number",
+                    "minimum": 1,
+                    "exclusiveMinimum": True,
+                    "maximum": 5,
+                    "exclusiveMaximum": False,
+                },
             }
         },
-    }  # fmt: skip
+    }
     schemas = normalize(three, "n")["components"]["schemas"]
     assert schemas["A"] == {"type": ["string", "null"], "enum": ["x", None]}
     assert schemas["C"] == {
@@ -185,14 +212,33 @@ def test_openapi_3_0_nullable_and_exclusive_bounds_become_2020_12() -> None:
 
 
 def test_circular_and_recursive_schemas_keep_their_references() -> None:
-    built = build(doc({"/p": {"post": op(requestBody={"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}})}}, components={"schemas": {"Pet": PET}}))  # fmt: skip
+    built = build(
+        doc(
+            {
+                "/p": {
+                    "post": op(
+                        requestBody={"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}
+                    )
+                }
+            },
+            components={"schemas": {"Pet": PET}},
+        )
+    )
     schema = built.tables.tools["post_p"].input_schema
     assert schema["properties"]["body"] == {"$ref": "#/$defs/Pet"}
     assert schema["$defs"]["Pet"]["properties"]["kids"]["items"] == {"$ref": "#/$defs/Pet"}
 
 
 def test_read_only_properties_are_not_asked_for_and_write_only_not_answered() -> None:
-    pet = {"type": "object", "required": ["id", "name"], "properties": {"id": {"type": "integer", "readOnly": True}, "name": {"type": "string"}, "secret": {"type": "string", "writeOnly": True}}}  # fmt: skip
+    pet = {
+        "type": "object",
+        "required": ["id", "name"],
+        "properties": {
+            "id": {"type": "integer", "readOnly": True},
+            "name": {"type": "string"},
+            "secret": {"type": "string", "writeOnly": True},
+        },
+    }
     body = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}
     answer = {
         "200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}
@@ -228,10 +274,17 @@ def test_overlays_update_and_remove() -> None:
 
 def test_curation_by_tag_path_id_and_x_mcp() -> None:
     paths = {
-        "/pets": {"get": op(operationId="listPets", tags=["pets"]), "post": op(operationId="createPet", tags=["pets", "write"])},
-        "/admin": {"x-mcp": False, "get": op(operationId="admin", tags=["admin"]), "delete": op(operationId="wipe", **{"x-mcp": True})},
+        "/pets": {
+            "get": op(operationId="listPets", tags=["pets"]),
+            "post": op(operationId="createPet", tags=["pets", "write"]),
+        },
+        "/admin": {
+            "x-mcp": False,
+            "get": op(operationId="admin", tags=["admin"]),
+            "delete": op(operationId="wipe", **{"x-mcp": True}),
+        },
         "/store": {"get": op(operationId="store", tags=["store"])},
-    }  # fmt: skip
+    }
     assert set(build(doc(paths)).tables.tools) == {"listPets", "createPet", "wipe", "store"}
     assert set(build(doc(paths), Curation(include_tags=["pets"])).tables.tools) == {"listPets", "createPet"}
     assert set(build(doc(paths), Curation(include_tags=["pets"], exclude_tags=["write"])).tables.tools) == {"listPets"}
@@ -249,9 +302,14 @@ def test_curation_by_tag_path_id_and_x_mcp() -> None:
 def test_tool_names_are_unique_valid_and_at_most_64_characters() -> None:
     long = "a" * 100
     paths = {
-        "/x": {"get": op(operationId="get x"), "put": op(operationId="get/x"), "post": op(operationId=long), "patch": op(operationId=long)},
+        "/x": {
+            "get": op(operationId="get x"),
+            "put": op(operationId="get/x"),
+            "post": op(operationId=long),
+            "patch": op(operationId=long),
+        },
         "/ünï/{id}": {"get": op(), "delete": op(operationId="获取")},
-    }  # fmt: skip
+    }
     names = list(build(doc(paths)).tables.tools)
     assert len(names) == len(set(names)) == 6
     assert all(
@@ -272,12 +330,29 @@ def test_argument_names_are_python_names_and_say_what_they_send() -> None:
         {"name": "body", "in": "query", "schema": {"type": "string"}},
         {"name": "ctx", "in": "query", "schema": {"type": "string"}},
     ]
-    built = build(doc({"/x": {"post": op(operationId="x", parameters=params, requestBody={"content": {"application/json": {"schema": {"type": "object"}}}})}}))  # fmt: skip
+    built = build(
+        doc(
+            {
+                "/x": {
+                    "post": op(
+                        operationId="x",
+                        parameters=params,
+                        requestBody={"content": {"application/json": {"schema": {"type": "object"}}}},
+                    )
+                }
+            }
+        )
+    )
     ops = built.tables.operations["x"]
     assert [(p.arg, p.name) for p in ops.params] == [
-        ("x_request_id", "X-Request-ID"), ("class_", "class"), ("page_size", "page[size]"), ("id", "id"),
-        ("id_2", "id"), ("body", "body"), ("ctx_2", "ctx"),
-    ]  # fmt: skip
+        ("x_request_id", "X-Request-ID"),
+        ("class_", "class"),
+        ("page_size", "page[size]"),
+        ("id", "id"),
+        ("id_2", "id"),
+        ("body", "body"),
+        ("ctx_2", "ctx"),
+    ]
     assert ops.body is not None and ops.body.arg == "body_2"
     props = built.tables.tools["x"].input_schema["properties"]
     assert 'Sent as the header parameter "X-Request-ID".' in props["x_request_id"]["description"]

@@ -29,9 +29,20 @@ pytestmark = [
 ]
 MODES = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
 OPERATIONS = {
-    "listPets", "createPet", "getPet", "deletePet", "pagedPets", "linkedPets", "readme", "photo", "upload",
-    "login", "session", "secret", "echo",
-}  # fmt: skip
+    "listPets",
+    "createPet",
+    "getPet",
+    "deletePet",
+    "pagedPets",
+    "linkedPets",
+    "readme",
+    "photo",
+    "upload",
+    "login",
+    "session",
+    "secret",
+    "echo",
+}
 
 
 @pytest.fixture(scope="module")

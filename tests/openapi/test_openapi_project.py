@@ -23,7 +23,10 @@ EVIL = 'x"""; import os; os.system("echo pwned") #\n\x00\\ \u2028 é 😀 \'\'\'
 
 
 def hostile_document() -> dict[str, Any]:
-    weird_props = {name: {"type": "string", "description": EVIL} for name in ("class", "+1", "-1", "with space", "ünï", "self", "__x", "None")}  # fmt: skip
+    weird_props = {
+        name: {"type": "string", "description": EVIL}
+        for name in ("class", "+1", "-1", "with space", "ünï", "self", "__x", "None")
+    }
     schemas = {
         "2FA": {"type": "object", "properties": weird_props, "description": EVIL},
         "None": {"type": "string", "enum": [EVIL, "a\nb", "\ud83d\ude00", 'q"q']},
@@ -47,9 +50,14 @@ def hostile_document() -> dict[str, Any]:
                     {"name": "import", "in": "header", "schema": {"type": "string"}},
                 ],
                 "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/2FA"}}}},
-                "responses": {"200": {"description": EVIL, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Struct"}}}}},
+                "responses": {
+                    "200": {
+                        "description": EVIL,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Struct"}}},
+                    }
+                },
             }
-        }  # fmt: skip
+        }
     return {
         "openapi": "3.1.0",
         "info": {"title": EVIL, "version": EVIL, "description": EVIL},
@@ -126,7 +134,12 @@ def test_a_module_whose_statements_are_not_the_templates_is_refused() -> None:
         with pytest.raises(project.GenerationRefused):
             project._verify_tools(TOOLS_SOURCE.replace("{extra}", extra), code_of("f"))
     with pytest.raises(project.GenerationRefused, match="not the template's"):
-        project._verify_tools(TOOLS_SOURCE.replace("{extra}", "").replace('return await API.call("f", {"a": a})', 'x = 1\n    return await API.call("f", {"a": a})'), code_of("f"))  # fmt: skip
+        project._verify_tools(
+            TOOLS_SOURCE.replace("{extra}", "").replace(
+                'return await API.call("f", {"a": a})', 'x = 1\n    return await API.call("f", {"a": a})'
+            ),
+            code_of("f"),
+        )
     project._verify_models('"""d"""\nfrom msgspec import Struct\n\n\nclass A(Struct):\n    x: int\n', {"A"})
     for bad in (
         '"""d"""\nimport os\n',
@@ -140,9 +153,17 @@ def test_a_module_whose_statements_are_not_the_templates_is_refused() -> None:
 
 def small_document(extra_ops: dict[str, Any] | None = None, summary: str = "List") -> dict[str, Any]:
     paths: dict[str, Any] = {
-        "/items": {"get": {"operationId": "listItems", "summary": summary, "responses": {"200": {"description": "ok"}}}},
-        "/items/{id}": {"delete": {"operationId": "deleteItem", "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}], "responses": {"204": {"description": "gone"}}}},
-    }  # fmt: skip
+        "/items": {
+            "get": {"operationId": "listItems", "summary": summary, "responses": {"200": {"description": "ok"}}}
+        },
+        "/items/{id}": {
+            "delete": {
+                "operationId": "deleteItem",
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "responses": {"204": {"description": "gone"}},
+            }
+        },
+    }
     paths.update(extra_ops or {})
     return {
         "openapi": "3.1.0",
