@@ -197,7 +197,9 @@ class _Bundler:
             raise OpenApiError(self.label, ptr, f"the document has more than {MAX_NODES} nodes")
         if isinstance(node, dict):
             ref = node.get("$ref")
-            if isinstance(ref, str) and (base != self.root_uri or not ref.startswith("#")):
+            if isinstance(ref, str) and (
+                base != self.root_uri or not ref.startswith("#") or self.stray(ref, in_schema)
+            ):
                 return self.external(node, ref, base, in_schema, ptr)
             for key in list(node):
                 child_schema = in_schema or key in _SCHEMA_KEYS or (key in _SCHEMA_MAPS and not in_schema)
@@ -218,7 +220,7 @@ class _Bundler:
         target_uri, _, fragment = urljoin(base, ref).partition("#")
         key = (target_uri, fragment)
         doc = self.load(target_uri, ptr)
-        if target_uri == self.root_uri:
+        if target_uri == self.root_uri and not self.stray(f"#{fragment}", in_schema):
             return {**node, "$ref": f"#{fragment}"}  # a file referring back into the root
         if in_schema:
             name = self.hoisted.get(key)
@@ -243,6 +245,14 @@ class _Bundler:
         if isinstance(result, dict):  # 3.1: a reference's summary and description win
             result = {**result, **{k: v for k, v in node.items() if k in ("summary", "description")}}
         return result
+
+    def stray(self, ref: str, in_schema: bool) -> bool:
+        """A schema reference into the document but not to one of its named schemas (into a
+        path's request body, or inside a named schema): the schema it points at is hoisted
+        to a named one, as an external one is."""
+        prefix = "#/definitions/" if "swagger" in self.document else "#/components/schemas/"
+        named = ref.startswith(prefix) and "/" not in ref[len(prefix) :]
+        return in_schema and ref.startswith("#/") and not named
 
     def hoist_name(self, uri: str, fragment: str) -> str:
         tail = unquote(fragment.rsplit("/", 1)[-1]) if fragment.strip("/") else ""

@@ -17,6 +17,7 @@ The input is changed in place (the loader made it; nobody else holds it).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from mcpgen.openapi.loader import OpenApiError
@@ -90,13 +91,15 @@ def _fix_schema(node: Any, dialect: str) -> None:
         return
     for key in [k for k in node if isinstance(k, str) and (k.startswith("x-") or k in ("example", "xml"))]:
         del node[key]
-    if dialect == "3.0":
-        for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-            flag = node.get(bound)
-            if isinstance(flag, bool):
-                del node[bound]
-                if flag and limit in node:
-                    node[bound] = node.pop(limit)
+    if "pattern" in node and not _pattern_ok(node["pattern"]):
+        del node["pattern"]  # the validator could not compile it: checked by the API alone
+    # 3.0's boolean form: never valid in 2020-12, yet 3.1 documents carry it too.
+    for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        flag = node.get(bound)
+        if isinstance(flag, bool):
+            del node[bound]
+            if flag and limit in node:
+                node[bound] = node.pop(limit)
     media = node.get("contentMediaType")
     raw_bytes = isinstance(media, str) and not media.startswith("text/") and "contentEncoding" not in node
     binary_format = node.get("format") == "binary" and node.get("type") in ("string", None)
@@ -120,6 +123,22 @@ def _fix_schema(node: Any, dialect: str) -> None:
         _make_nullable(node)
     elif "nullable" in node:
         del node["nullable"]
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiles(pattern: str) -> bool:
+    import jsonschema_rs
+
+    try:
+        jsonschema_rs.validator_for({"pattern": pattern})
+    except (jsonschema_rs.ValidationError, ValueError):
+        return False
+    return True
+
+
+def _pattern_ok(pattern: Any) -> bool:
+    """A pattern the input check (jsonschema-rs, ECMA 262 regular expressions) can compile."""
+    return isinstance(pattern, str) and _compiles(pattern)
 
 
 def _make_nullable(node: dict[str, Any]) -> None:

@@ -239,6 +239,7 @@ class _Builder:
         if required:
             root["required"] = required
         input_schema = self.components.bundle(root, "input", where)
+        _compiles(input_schema, where, self.source)
         output_schema = None
         if out_schema is not None and output == "json" and self.components.is_object(out_schema, where):
             # MCP wants an object schema at the top: a reference there is replaced by what it names.
@@ -528,6 +529,18 @@ class _Builder:
             }[pagination.style]
             text = f"{text}\n\n{hint}"
         return text[:8000]
+
+
+def _compiles(schema: dict[str, Any], where: str, source: str) -> None:
+    """The input schema as the server will check it (jsonschema-rs): one it cannot compile
+    leaves the operation out, with the reason."""
+    import jsonschema_rs
+
+    try:
+        jsonschema_rs.validator_for(schema)
+    except (jsonschema_rs.ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise OpenApiError(source, where, f"its input schema is not valid JSON Schema 2020-12: {first}") from None
 
 
 def _dict(value: Any) -> dict[str, Any]:

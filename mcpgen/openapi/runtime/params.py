@@ -50,6 +50,13 @@ def path_value(name: str, value: Any, style: str, explode: bool) -> str:
     return prefix + _enc(scalar(value))
 
 
+def path_segment(name: str, value: Any, style: str, explode: bool) -> str:
+    """:func:`path_value`, never a dot segment: ``..`` would climb out of the operation's
+    path on the way (URLs are normalized), so its dots travel percent-encoded."""
+    text = path_value(name, value, style, explode)
+    return text.replace(".", "%2E") if text in (".", "..") else text
+
+
 def _matrix(name: str, value: Any, explode: bool) -> str:
     key = _enc(name)
     if isinstance(value, list):
@@ -129,4 +136,4 @@ def cookie_pair(name: str, value: Any, explode: bool) -> str:
     return f"{_cookie(name)}={text}"
 
 
-__all__ = ["cookie_pair", "header_value", "path_value", "query_pairs", "scalar"]
+__all__ = ["cookie_pair", "header_value", "path_segment", "path_value", "query_pairs", "scalar"]

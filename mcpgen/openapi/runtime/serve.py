@@ -88,9 +88,11 @@ class Checks:
 
         validate = self._compiled.get(name)
         if validate is None:
-            validate = self._compiled[name] = jsonschema_rs.validator_for(
-                self.api.tables.tools[name].input_schema
-            ).validate
+            try:
+                validate = jsonschema_rs.validator_for(self.api.tables.tools[name].input_schema).validate
+            except (jsonschema_rs.ValidationError, ValueError) as exc:  # the generator drops what cannot compile
+                return f"the input schema cannot be checked ({exc}); regenerate the project"
+            self._compiled[name] = validate
         try:
             validate(arguments)
         except jsonschema_rs.ValidationError as exc:

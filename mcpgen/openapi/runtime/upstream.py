@@ -24,7 +24,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import parse_qsl, quote, urljoin, urlsplit
 
 import msgspec
 
@@ -171,7 +171,7 @@ class Api:
 
     def build(self, op: Operation, given: dict[str, Any]) -> httpx.Request:
 
-        path = op.path
+        path = op.path.split("#", 1)[0]  # a fragment some documents use to tell operations apart
         query: list[str] = []
         headers: dict[str, str] = {}
         cookies: list[str] = []
@@ -182,7 +182,7 @@ class Api:
             if p.json:
                 value = msgspec.json.encode(value).decode()
             if p.location == "path":
-                path = path.replace("{" + p.name + "}", styles.path_value(p.name, value, p.style, p.explode))
+                path = path.replace("{" + p.name + "}", styles.path_segment(p.name, value, p.style, p.explode))
             elif p.location == "query":
                 if value is not None:
                     query += styles.query_pairs(p.name, value, p.style, p.explode, p.allow_reserved)
@@ -193,7 +193,10 @@ class Api:
         pagination = op.pagination
         if pagination is not None and pagination.style == "link" and pagination.param in given:
             query = _merge_cursor(query, str(given[pagination.param]))
-        base = self.base_url if self.base_url_set or not op.server else op.server.rstrip("/")
+        base = self.base_url
+        if op.server and not self.base_url_set:  # the operation's own server, unless the operator says
+            base = op.server if op.server.startswith(("http://", "https://")) else urljoin(base + "/", op.server)
+            base = base.rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise MissingCredentials(
                 f"the API's base URL is not known ({base or 'none'}): set {self.tables.env_prefix}_BASE_URL"
