@@ -186,5 +186,6 @@ def test_a_sample_of_generated_projects_passes_mypy_strict(corpora: Path, tmp_pa
         text=True,
         timeout=600,
         cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": str(ROOT)},  # mcpgen from this checkout (an editable install hides it)
     )
     assert done.returncode == 0, done.stdout + done.stderr
