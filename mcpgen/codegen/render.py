@@ -382,7 +382,8 @@ def docstring(text: str | None, *, link: str | None = None, indent: int = 4) -> 
         parts.append(f"Spec: {link}")
     body = "\n\n".join(parts) or "(undocumented)"
     body = body.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    if body.endswith('"'):  # it would run into the closing quotes
+    slashes = len(body[:-1]) - len(body[:-1].rstrip("\\"))
+    if body.endswith('"') and slashes % 2 == 0:  # an unescaped quote would run into the closing ones
         body = body[:-1] + '\\"'
     pad = " " * indent
     body = textwrap.indent(body, pad).lstrip()
