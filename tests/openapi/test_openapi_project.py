@@ -225,6 +225,11 @@ async def test_new_from_openapi_and_code_mode(tmp_path: Path) -> None:
     assert (tmp_path / "inventory" / "server.json").exists()
     pyproject = (tmp_path / "inventory" / "pyproject.toml").read_text()
     assert "mcpgen[http,auth]" in pyproject and "INVENTORY_BASE_URL" in pyproject
+    listing = json.loads((tmp_path / "inventory" / "server.json").read_text())
+    variables = {v["name"] for v in listing["packages"][0]["environmentVariables"]}
+    assert {"INVENTORY_BASE_URL", "INVENTORY_TIMEOUT", "MCP_ISSUER"} <= variables
+    readme = (tmp_path / "inventory" / "README.md").read_text()
+    assert "`INVENTORY_BASE_URL`" in readme
 
     coded = generate(str(spec), tmp_path / "coded", "coded", "--mode", "code")
     async with Client.stdio(sys.executable, "-m", "coded.server", cwd=str(coded), env=server_env()) as client:

@@ -276,3 +276,51 @@ def test_bm25_ranks_the_operation_that_matches_best() -> None:
     assert [name for name, _ in index.search("delete pet", 3)][0] == "deletePet"
     assert [name for name, _ in index.search("users", 3)] == ["getUser"]
     assert index.search("nothing matches", 3) == []
+
+
+async def test_binary_answers_are_resources_without_the_query(upstream: str) -> None:
+    """The answer's URI names the resource without its query (which may hold an API key)."""
+    import httpx
+
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "Files", "version": "1"},
+        "paths": {
+            "/file": {
+                "get": {
+                    "operationId": "file",
+                    "responses": {"200": {"description": "a PDF", "content": {"application/pdf": {}}}},
+                }
+            }
+        },
+    }
+    api = api_for(upstream, {}, document)
+    op = api.tables.operations["file"]
+    request = httpx.Request("GET", f"{upstream}/file?api_key=secret")
+    response = httpx.Response(200, headers={"content-type": "application/pdf"}, content=b"%PDF-1.7", request=request)
+    result = api.answer(op, {}, response, b"%PDF-1.7")
+    from mcpgen.generated import BlobResourceContents, EmbeddedResource
+
+    block = result.content[0]
+    assert isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents)
+    assert block.resource.uri == f"{upstream}/file" and block.resource.mime_type == "application/pdf"
+    assert base64.b64decode(block.resource.blob) == b"%PDF-1.7"
+
+
+def test_remote_refs_are_fetched_when_asked(upstream: str, tmp_path: Any) -> None:
+    """The recording upstream answers any GET with a JSON object: a schema of its own shape."""
+    from mcpgen.openapi.loader import load_document
+
+    root = {
+        "openapi": "3.1.0",
+        "info": {"title": "R", "version": "1"},
+        "paths": {},
+        "components": {"schemas": {"Remote": {"$ref": f"{upstream}/schemas/remote.json"}}},
+    }
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(root))
+    loaded = load_document(path, remote_refs=True)
+    schemas = loaded.document["components"]["schemas"]
+    assert schemas["Remote"] == {"$ref": "#/components/schemas/remote"}  # named after the file
+    assert schemas["remote"]["path"] == "/schemas/remote.json"
+    assert len(loaded.files) == 2
