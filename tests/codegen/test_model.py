@@ -215,7 +215,7 @@ def test_a_wire_name_that_starts_with_a_digit_gets_a_name(wire: str, attribute: 
     assert attribute.isidentifier()
 
 
-@pytest.mark.parametrize("text", ['Where did this come from?"', 'ends with """', "a \\ and a quote\"", '"'])
+@pytest.mark.parametrize("text", ['Where did this come from?"', 'ends with """', 'a \\ and a quote"', '"'])
 def test_a_docstring_whatever_its_text_ends_with_stays_one_string(text: str) -> None:
     import ast
 
