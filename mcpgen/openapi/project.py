@@ -70,6 +70,14 @@ class Generated:
 
 
 def generate(options: Options) -> Generated:
+    """Load, normalize, curate, build and render (nothing is written: see :func:`write`)."""
+    try:
+        return _generate(options)
+    except RecursionError:  # a document nested deeper than any real one (or built to be)
+        raise OpenApiError(options.spec, "", "the document is nested too deeply to generate from") from None
+
+
+def _generate(options: Options) -> Generated:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     loaded = load_document(options.spec, remote_refs=options.remote_refs)

@@ -356,3 +356,13 @@ def test_argument_names_are_python_names_and_say_what_they_send() -> None:
     assert ops.body is not None and ops.body.arg == "body_2"
     props = built.tables.tools["x"].input_schema["properties"]
     assert 'Sent as the header parameter "X-Request-ID".' in props["x_request_id"]["description"]
+
+
+def test_a_document_nested_too_deeply_is_refused_not_crashed_on(tmp_path: Path) -> None:
+    from mcpgen.openapi.project import Options, generate
+
+    deep = '{"items":' * 50_000 + "{}" + "}" * 50_000
+    text = '{"openapi": "3.1.0", "info": {"title": "x", "version": "1"}, "paths": {}, "components": {"schemas": {"A": '
+    (tmp_path / "deep.json").write_text(text + deep + "}}}")
+    with pytest.raises(OpenApiError, match="nested too deeply"):
+        generate(Options(spec=str(tmp_path / "deep.json"), name="deep"))
