@@ -165,8 +165,8 @@ def make_command(requirement: Requirement) -> Callable[..., None]:
 
         Examples:
           mcpgen openapi petstore.yaml -o petstore
-          mcpgen openapi https://api.example.com/openapi.json -o example --include-tag pets
-          mcpgen openapi api.github.com.json -o github --mode code
+          mcpgen openapi https://host/openapi.json -o api --include-tag pets
+          mcpgen openapi github.json -o github --mode code
           mcpgen openapi petstore.yaml -o petstore --check
         """
         curation = {

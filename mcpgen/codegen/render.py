@@ -126,7 +126,7 @@ def format_files(raw: dict[str, str]) -> dict[str, str]:
         paths = {name: Path(tmp) / name for name in raw if raw[name]}
         for name, path in paths.items():
             path.write_text(raw[name], encoding="utf-8")
-        done = subprocess.run([_ruff(), *RUFF_ARGS, *map(str, paths.values())], capture_output=True, text=True)
+        done = subprocess.run([ruff_binary(), *RUFF_ARGS, *map(str, paths.values())], capture_output=True, text=True)
         if done.returncode != 0:
             for name in paths:
                 Path(f"/tmp/mcpgen-unformatted-{name}").write_text(raw[name], encoding="utf-8")
@@ -138,7 +138,7 @@ def format_files(raw: dict[str, str]) -> dict[str, str]:
     return formatted
 
 
-def _ruff() -> str:
+def ruff_binary() -> str:
     """The ruff binary of the environment mcpgen runs in (else the one on PATH)."""
     beside = Path(sysconfig.get_path("scripts")) / "ruff"
     return str(beside) if beside.exists() else shutil.which("ruff") or "ruff"

@@ -121,7 +121,7 @@ def _generate(options: Options) -> Generated:
             **context,
         ),
     }
-    formatted = render.format_files(raw)
+    formatted = render.format_files(_without_unused_imports(raw))
     _verify_tools(formatted["tools.py"], code)
     _verify_models(formatted["models.py"], set(models.types))
     tables_json = msgspec.json.format(msgspec.json.encode(built.tables, order="sorted"), indent=1).decode() + "\n"
@@ -237,6 +237,25 @@ def _environment() -> jinja2.Environment:
     return env
 
 
+def _without_unused_imports(raw: dict[str, str]) -> dict[str, str]:
+    """The modules with the imports they do not use taken out, and sorted, by ruff's own
+    fix (models.py imports every typing name a model may need; a small document uses few)."""
+    import subprocess
+    import tempfile
+
+    fixed = dict(raw)
+    with tempfile.TemporaryDirectory(prefix="mcpgen-openapi-") as tmp:
+        paths = {name: Path(tmp) / name for name in raw}
+        for name, path in paths.items():
+            path.write_text(raw[name], encoding="utf-8")
+        args = ["check", "--isolated", "--fix", "--select", "F401,I", "--target-version", "py311", "--quiet"]
+        # In the temporary folder: what counts as first-party must not depend on where we run.
+        subprocess.run([render.ruff_binary(), *args, *paths], capture_output=True, text=True, cwd=tmp)
+        for name, path in paths.items():
+            fixed[name] = path.read_text(encoding="utf-8")
+    return fixed
+
+
 def _signature(code: ToolCode) -> str:
     parts = []
     for arg in code.args:
@@ -285,6 +304,11 @@ def _own_files(
         own[PurePosixPath(target)] = env.get_template(template).render(**values)
     for path in (f"{package}/server.py", f"{package}/hooks.py", f"{package}/auth.py"):
         _verify_parses(own[PurePosixPath(path)], path)
+    # Laid out as the generated modules are (the project's pyproject says line-length 100).
+    python = {str(p): text for p, text in own.items() if p.suffix == ".py"}
+    formatted = render.format_files({name.replace("/", "__"): text for name, text in python.items()})
+    for name in python:
+        own[PurePosixPath(name)] = formatted[name.replace("/", "__")]
     listing = registry.parse_project(own[PurePosixPath("pyproject.toml")], "pyproject.toml")
     own[PurePosixPath("server.json")] = registry.dumps(registry.server_json(listing))
     own[PurePosixPath("README.md")] = registry.with_mcp_name(own[PurePosixPath("README.md")], listing.name)
@@ -341,15 +365,19 @@ def _verify_parses(source: str, path: str) -> ast.Module:
 def _verify_tools(source: str, code: list[ToolCode]) -> None:
     tree = _verify_parses(source, "tools.py")
     body = list(tree.body)
-    expected_imports = ["__future__", "typing", "msgspec", "mcpgen.generated", "mcpgen.openapi.runtime.serve"]
+    allowed = ["__future__", "typing", "mcpgen.generated", "mcpgen.openapi.runtime.serve", "msgspec"]
+    imports = 0
+    while 1 + imports < len(body) and isinstance(body[1 + imports], ast.ImportFrom):
+        imports += 1
     shape = [type(n).__name__ for n in body]
-    want = ["Expr", *["ImportFrom"] * len(expected_imports), "Assign", *["AsyncFunctionDef"] * len(code), "AnnAssign"]
+    want = ["Expr", *["ImportFrom"] * imports, "Assign", *["AsyncFunctionDef"] * len(code), "AnnAssign"]
     if shape != want:
         raise GenerationRefused(f"tools.py: top-level statements {shape[:12]} are not the template's")
-    modules = [n.module for n in body[1 : 1 + len(expected_imports)] if isinstance(n, ast.ImportFrom)]
-    if modules != expected_imports:
+    # The template's imports, in its order; ruff may have taken out one a small API does not use.
+    modules = [n.module for n in body[1 : 1 + imports] if isinstance(n, ast.ImportFrom)]
+    if modules != [m for m in allowed if m in modules] or len(set(modules)) != len(modules):
         raise GenerationRefused(f"tools.py: imports {modules} are not the template's")
-    for node, c in zip(body[2 + len(expected_imports) : -1], code, strict=True):
+    for node, c in zip(body[2 + imports : -1], code, strict=True):
         assert isinstance(node, ast.AsyncFunctionDef)
         decorator = node.decorator_list[0] if len(node.decorator_list) == 1 else None
         if (
@@ -362,7 +390,7 @@ def _verify_tools(source: str, code: list[ToolCode]) -> None:
             or [a.arg for a in node.args.args] != [a.name for a in c.args]
         ):
             raise GenerationRefused(f"tools.py: the function for tool {c.tool!r} is not the template's")
-    first, last = body[1 + len(expected_imports)], body[-1]
+    first, last = body[1 + imports], body[-1]
     targets = [
         first.targets[0].id if isinstance(first, ast.Assign) and isinstance(first.targets[0], ast.Name) else None,
         last.target.id if isinstance(last, ast.AnnAssign) and isinstance(last.target, ast.Name) else None,

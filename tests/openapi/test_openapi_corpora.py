@@ -172,7 +172,7 @@ def test_github_generates_lists_and_calls_every_operation(corpora: Path, tmp_pat
     assert outcomes["ok"] >= 0.85 * sum(outcomes.values()), outcomes
 
 
-def test_a_sample_of_generated_projects_passes_mypy_strict(corpora: Path, tmp_path: Path) -> None:
+def test_a_sample_of_generated_projects_passes_mypy_strict_and_ruff(corpora: Path, tmp_path: Path) -> None:
     packages = []
     for i, document in enumerate(
         ["3.0/json/petstore.json", "3.1/json/schema-types.json", "3.0/json/polymorphism.json", "2.0/json/petstore.json"]
@@ -189,3 +189,9 @@ def test_a_sample_of_generated_projects_passes_mypy_strict(corpora: Path, tmp_pa
         env={**os.environ, "MYPYPATH": str(ROOT)},  # mcpgen from this checkout (an editable install hides it)
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    for check in (
+        ["check", "--isolated", *packages],
+        ["format", "--isolated", "--line-length", "100", "--check", *packages],
+    ):
+        linted = subprocess.run([sys.executable, "-m", "ruff", *check], capture_output=True, text=True, cwd=tmp_path)
+        assert linted.returncode == 0, linted.stdout + linted.stderr

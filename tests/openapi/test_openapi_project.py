@@ -106,10 +106,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgspec import UNSET, UnsetType
-
 from mcpgen.generated import CallToolResult
 from mcpgen.openapi.runtime.serve import Api, tool
+from msgspec import UNSET, UnsetType
 
 API = Api.load(__file__)
 
