@@ -232,6 +232,7 @@ def _environment() -> jinja2.Environment:
         pytext=_pytext,
         md=_md,
         toml=_toml,
+        oneline=lambda text: " ".join(clean_text(text).split()),  # the command, in a comment
     )
     env.globals.update(sym=render.sym, imports=render.imports)
     return env
