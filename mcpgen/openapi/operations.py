@@ -269,9 +269,12 @@ class _Builder:
             server=server,
             digest=digest,
         )
+        # What code mode searches: the name and summary count twice, the description's
+        # start once (a long description would otherwise drown what the operation is).
         text = " ".join(
-            [tool, method.upper(), path, summary, clean_text(op.get("description")), *map(str, op.get("tags") or [])]
+            [tool, tool, summary, summary, method.upper(), path, *map(str, op.get("tags") or [])]
             + [p.name for p in params]
+            + [clean_text(op.get("description"))[:300]]
         )
         self.tools[tool] = ToolInfo(
             description=description,

@@ -27,7 +27,7 @@ from mcpgen.openapi.project import Options, generate, write
 from tests.openapi.upstream import recording_app, serving
 from tests.paths import ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 CORPORA = ROOT / "tests" / "openapi" / "corpora"
 README = CORPORA / "node_modules" / "@readme" / "oas-examples"
 GITHUB = CORPORA / "node_modules" / "@octokit" / "openapi" / "generated" / "api.github.com.json"
@@ -195,3 +195,32 @@ def test_a_sample_of_generated_projects_passes_mypy_strict_and_ruff(corpora: Pat
     ):
         linted = subprocess.run([sys.executable, "-m", "ruff", *check], capture_output=True, text=True, cwd=tmp_path)
         assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+async def test_github_in_code_mode_finds_describes_and_checks(corpora: Path, tmp_path: Path) -> None:
+    from mcpgen import Client
+
+    root = tmp_path / "ghcode"
+    write(generate(Options(spec=str(GITHUB), name="ghcode", mode="code", base_url="http://127.0.0.1:9")), root)
+    sys.path.insert(0, str(root))
+    try:
+        from ghcode.server import server  # type: ignore[import-not-found]
+
+        async with Client(server=server) as client:
+            assert {t.name for t in await client.list_tools()} == {
+                "search_operations",
+                "describe_operation",
+                "call_operation",
+            }
+            found = await client.call_tool(
+                "search_operations", {"query": "create an issue in a repository", "limit": 5}
+            )
+            names = [op["name"] for op in (found.structured_content or {})["operations"]]
+            assert "issues_create" in names, names
+            described = await client.call_tool("describe_operation", {"name": "issues_create"})
+            arguments = (described.structured_content or {})["arguments"]
+            assert arguments["required"] == ["owner", "repo", "body"]
+            refused = await client.call_tool("call_operation", {"name": "issues_create", "arguments": {"owner": "o"}})
+            assert refused.is_error  # checked before any request: nothing listens at the base URL
+    finally:
+        sys.path.remove(str(root))

@@ -265,7 +265,7 @@ async def test_no_base_url_is_a_tool_error_naming_the_variable() -> None:
 
 
 def test_bm25_ranks_the_operation_that_matches_best() -> None:
-    assert words("listPetsByTag HTTPServer_id") == ["list", "pets", "by", "tag", "http", "server", "id"]
+    assert words("listPetsByTag HTTPServer_id access") == ["list", "pet", "by", "tag", "http", "server", "id", "access"]
     index = Bm25(
         {
             "listPets": "listPets GET /pets List all pets",

@@ -177,8 +177,10 @@ def _error(text: str) -> CallToolResult:
 
 
 def words(text: str) -> list[str]:
-    """Lowercase words, camelCase and snake_case split: ``listPetsByTag`` -> list, pets, by, tag."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """Lowercase words, camelCase and snake_case split, plurals made singular the simple
+    way: ``listPetsByTag`` -> list, pet, by, tag."""
+    found = [w.lower() for w in _WORD.findall(text)]
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in found]
 
 
 class Bm25:
