@@ -247,3 +247,42 @@ async def test_new_from_openapi_and_code_mode(tmp_path: Path) -> None:
         assert refused.is_error and "invalid arguments for deleteItem" in refused.content[0].text  # type: ignore[union-attr]
         unknown = await client.call_tool("call_operation", {"name": "nope"})
         assert unknown.is_error
+
+
+def test_curation_and_overlays_from_the_command_line(tmp_path: Path) -> None:
+    spec = tmp_path / "items.json"
+    document = small_document(
+        {
+            "/more": {
+                "post": {"operationId": "addItem", "tags": ["write"], "responses": {"201": {"description": "made"}}}
+            }
+        }
+    )
+    spec.write_text(json.dumps(document))
+    overlay = tmp_path / "rename.yaml"
+    overlay.write_text(
+        "overlay: 1.0.0\ninfo: {title: o, version: '1'}\nactions:\n"
+        "  - target: $.paths['/items'].get\n    update: {summary: Every item, tags: [read]}\n"
+    )
+    done = mcpgen(
+        "openapi",
+        str(spec),
+        "-o",
+        str(tmp_path / "cur"),
+        "--name",
+        "cur",
+        "--overlay",
+        str(overlay),
+        "--exclude-tag",
+        "write",
+        "--exclude-op",
+        "delete*",
+    )
+    assert done.returncode == 0, done.stderr
+    tables = json.loads((tmp_path / "cur" / "cur" / "operations.json").read_text())
+    assert list(tables["tools"]) == ["listItems"] and tables["tools"]["listItems"]["title"] == "Every item"
+    only = mcpgen("openapi", str(spec), "-o", str(tmp_path / "only"), "--name", "only", "--include-path", "/more")
+    assert only.returncode == 0, only.stderr
+    assert list(json.loads((tmp_path / "only" / "only" / "operations.json").read_text())["tools"]) == ["addItem"]
+    nothing = mcpgen("openapi", str(spec), "-o", str(tmp_path / "none"), "--name", "none", "--include-tag", "nope")
+    assert nothing.returncode == 2 and "nothing to generate" in nothing.stderr
