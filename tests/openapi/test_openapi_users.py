@@ -87,21 +87,24 @@ def upstream_saw(result: Any) -> dict[str, Any]:
     return headers
 
 
-async def call_me_over_http(project: Path, issuer: AuthServer, **variables: str) -> tuple[str, dict[str, Any]]:
+async def call_me_over_http(
+    project: Path, issuer: AuthServer, era: str = "auto", **variables: str
+) -> tuple[str, dict[str, Any]]:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     env = server_env(MCP_ISSUER=issuer.issuer, MCP_RESOURCE=url, MCP_SCOPES="mcp", **variables)
     grant = {"grant_type": "client_credentials", "scope": "mcp", "resource": url}
     token = httpx.post(f"{issuer.issuer}/token", data=grant, auth=("caller", "pw")).json()["access_token"]
     with running([*server_command("users"), "--http", str(port)], url, cwd=project, env=env):
-        async with Client.http(url, headers={"Authorization": f"Bearer {token}"}) as client:
+        async with Client.http(url, headers={"Authorization": f"Bearer {token}"}, era=era) as client:
             return token, upstream_saw(await client.call_tool("me", {}))
 
 
-async def test_the_callers_own_token_is_passed_on(project: Path) -> None:
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+async def test_the_callers_own_token_is_passed_on(project: Path, era: str) -> None:
     with AuthServer() as issuer:
         issuer.add_client("caller", "pw", scope="mcp")
-        token, headers = await call_me_over_http(project, issuer, USERS_USER_AUTH="passthrough")
+        token, headers = await call_me_over_http(project, issuer, era, USERS_USER_AUTH="passthrough")
     assert headers["authorization"] == f"Bearer {token}"
 
 
