@@ -7,10 +7,12 @@
   ``produces``/``consumes`` become response and request media types; the
   ``securityDefinitions`` become ``securitySchemes``.
 * **OpenAPI 3.0** schemas: ``nullable`` becomes a ``null`` type (or an ``anyOf`` with one,
-  where there is no ``type``), boolean ``exclusiveMinimum``/``exclusiveMaximum`` become
-  numbers, ``example`` goes.
-* Every schema: binary strings (``format: binary``, Swagger's ``file``) become base64 text
-  (``contentEncoding``), which is how a tool argument can carry bytes; ``x-`` extensions go.
+  where there is no ``type``), ``example`` goes.
+* Every schema: boolean ``exclusiveMinimum``/``exclusiveMaximum`` become numbers (3.1
+  documents carry them too); binary strings (``format: binary``, a non-text
+  ``contentMediaType``, Swagger's ``file``) become base64 text (``contentEncoding``), which
+  is how a tool argument can carry bytes; a ``pattern`` the input check (jsonschema-rs)
+  cannot compile goes (the API still checks it); ``x-`` extensions go.
 
 The input is changed in place (the loader made it; nobody else holds it).
 """
