@@ -263,26 +263,28 @@ def main() -> None:
             (work / "hand.py").write_text(HAND_WRITTEN)
             env = {**os.environ, "BENCH_BASE_URL": base, "PYTHONPATH": str(ROOT)}
             servers = {"generated": (generated, work / "items"), "hand-written": (["hand.py"], work)}
-            for name, (command, cwd) in servers.items():
-                rounds = [asyncio.run(measure(command, cwd, env, args.calls, args.era)) for _ in range(args.runs)]
+            # Rounds interleaved (generated, hand-written, the request alone, then again), so
+            # that a machine busy with other work at one moment weighs on all three alike.
+            rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
+            alone: list[float] = []
+            for _ in range(args.runs):
+                for name, (command, cwd) in servers.items():
+                    rounds[name].append(asyncio.run(measure(command, cwd, env, args.calls, args.era)))
+                done = subprocess.run(
+                    [sys.executable, "-c", HTTPX_ALONE, base, str(args.calls)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                alone.append(float(done.stdout))
+            for name, measured in rounds.items():
                 report["servers"][name] = {
-                    "cpu_us_per_call": round(statistics.median(r["cpu_us_per_call"] for r in rounds), 1),
-                    "wall_us_per_call": round(statistics.median(r["wall_us_per_call"] for r in rounds), 1),
-                    "errors": sum(r["errors"] for r in rounds),
-                    "rounds": rounds,
+                    "cpu_us_per_call": round(statistics.median(r["cpu_us_per_call"] for r in measured), 1),
+                    "wall_us_per_call": round(statistics.median(r["wall_us_per_call"] for r in measured), 1),
+                    "errors": sum(r["errors"] for r in measured),
+                    "rounds": measured,
                 }
             gen, hand = report["servers"]["generated"], report["servers"]["hand-written"]
-            alone = [
-                float(
-                    subprocess.run(
-                        [sys.executable, "-c", HTTPX_ALONE, base, str(args.calls)],
-                        capture_output=True,
-                        text=True,
-                        check=True,
-                    ).stdout
-                )
-                for _ in range(args.runs)
-            ]
             report["httpx_alone_cpu_us_per_request"] = round(statistics.median(alone), 1)
             # What serving the call costs beyond making the upstream request itself.
             report["server_cpu_us_beyond_the_request"] = round(gen["cpu_us_per_call"] - statistics.median(alone), 1)
