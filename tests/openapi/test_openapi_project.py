@@ -227,6 +227,9 @@ async def test_new_from_openapi_and_code_mode(tmp_path: Path) -> None:
     listing = json.loads((tmp_path / "inventory" / "server.json").read_text())
     variables = {v["name"] for v in listing["packages"][0]["environmentVariables"]}
     assert {"INVENTORY_BASE_URL", "INVENTORY_TIMEOUT", "MCP_ISSUER"} <= variables
+    from mcpgen.scaffold import registry
+
+    assert registry.validate(listing) == []  # the registry's own schema
     readme = (tmp_path / "inventory" / "README.md").read_text()
     assert "`INVENTORY_BASE_URL`" in readme
 
