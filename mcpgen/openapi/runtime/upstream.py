@@ -54,7 +54,8 @@ class Api:
     """The generated server's view of the API: its tables, credentials and HTTP client.
 
     ``on_request(operation, request)`` and ``on_response(operation, response)`` (the
-    project's hooks) see every request before it is sent and every answer before it is read.
+    project's hooks) see every request before it is sent, and every answer (its body read,
+    within the size limit) before the tool's result is made from it.
     """
 
     def __init__(
