@@ -19,6 +19,7 @@ import typer
 from rich.table import Table
 
 from mcpgen import schema as shipped
+from mcpgen.cli import openapi as openapi_cli
 from mcpgen.cli.apps import apps
 from mcpgen.cli.console import Debug, err, fail, out, state, stdout_closed, step, user_errors
 from mcpgen.cli.dev import dev
@@ -251,6 +252,9 @@ def new(
             "tests against a test authorization server.",
         ),
     ] = False,
+    from_openapi: Annotated[
+        str | None, typer.Option("--from-openapi", help="Make it a server for the API this OpenAPI document describes.")
+    ] = None,
     debug: Debug = False,
 ) -> None:
     """Create a complete MCP server project.
@@ -263,8 +267,12 @@ def new(
       mcpgen new weather
       mcpgen new weather-tools --dir ~/src/weather --transport http
       mcpgen new notes --auth
+      mcpgen new petstore --from-openapi petstore.yaml
     """
     from mcpgen.scaffold import ScaffoldError, create_project, validate_name
+
+    if from_openapi is not None:  # mcpgen/cli/openapi.py
+        openapi_cli.new_project(name, directory or Path(name), from_openapi, _mcpgen_requirement, force)
 
     if auth:
         transport = "http"
@@ -577,6 +585,7 @@ def install(
 command(stubs)  # mcpgen/cli/stubs.py
 command(inspect_server_command, "inspect")  # mcpgen/cli/inspect.py
 command(dev)  # mcpgen/cli/dev.py
+command(openapi_cli.make_command(_mcpgen_requirement))  # mcpgen/cli/openapi.py
 app.add_typer(registry)  # mcpgen/cli/registry.py
 app.add_typer(apps)  # mcpgen/cli/apps.py
 

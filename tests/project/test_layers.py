@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("mcpgen.runtime.middleware",),  # request middleware and tracing: both sides build on it
     ("mcpgen.runtime.server", "mcpgen.runtime.client"),
     ("mcpgen.codegen", "mcpgen.scaffold", "mcpgen.testing"),
+    ("mcpgen.openapi",),  # `mcpgen openapi`: codegen's builder; its runtime/ serves the generated projects
     ("mcpgen.cli",),
     ("mcpgen", "mcpgen.__main__"),  # the public API (lazy) and `python -m mcpgen`
 )
