@@ -128,7 +128,7 @@ class Handlers:
                 # coroutine of _invoke's between, no label formatted for it.
                 value = await entry.fn(**kwargs)
             else:
-                value = await self._invoke(entry.fn, sig, entry.in_thread, kwargs, f"tool {entry.definition.name}")
+                value = await self._invoke(entry.fn, sig, entry.in_thread, kwargs, f"tool {entry.name}")
         except Exception as exc:
             return self._tool_failed(entry, exc)
         return self._tool_result(entry, value)
@@ -142,6 +142,11 @@ class Handlers:
             entry = self.catalog.tools.get(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        try:
+            entry.built()
+        except (TypeError, ValueError, NameError) as exc:  # what registration left to first use
+            log.error("mcpgen: tool %s cannot be served: %s", entry.name, exc)
+            return tool_error(f"Tool {entry.name} cannot be served: {exc}")
         arguments = params.arguments if params.arguments is not UNSET else None
         try:
             if entry.check_input is not None:
@@ -151,7 +156,7 @@ class Handlers:
             return tool_error(f"Invalid arguments for {params.name}: {exc}")
 
     def _tool_failed(self, entry: ToolEntry, exc: Exception) -> CallToolResult:
-        name = entry.definition.name
+        name = entry.name
         if isinstance(exc, InputRequired):
             raise exc  # the tool asked the client a question: the request answers with it
         if isinstance(exc, (ToolError, CapabilityError)):
@@ -166,7 +171,7 @@ class Handlers:
     def _tool_result(self, entry: ToolEntry, value: Any) -> CallToolResult:
         if isinstance(value, CallToolResult):
             return value
-        name = entry.definition.name
+        name = entry.name
         try:
             if entry.signature.output_schema is None:
                 if isinstance(value, dict):  # structured data without a declared schema

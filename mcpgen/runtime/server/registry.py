@@ -46,25 +46,59 @@ def default_mime(sig: Signature) -> str | None:
 
 # The registry's records are msgspec Structs, not dataclasses: a dataclass costs ~0.4 ms
 # to create (it compiles its methods), paid at import before every server's first answer.
-class ToolEntry(msgspec.Struct):
-    fn: Callable[..., Any]
-    signature: Signature
-    in_thread: bool  # a plain def not declared blocking=False
-    definition: Tool
-    returns: Any  # the return annotation, for checking structured output
-    check_input: Callable[[Any], None] | None = None  # for a tool given an explicit input schema
-    task: tuple[TaskSupport, TaskStart] | None = None  # tasks extension: support, how the task starts
-    # Answered on the spot (call_tool_now): a plain def declared blocking=False that takes
-    # no Context and is no task. Worked out once, since every such call asks.
-    now: bool = False
+class ToolEntry:
+    """A registered tool. What serving it takes (its signature, its definition with the
+    input and output schemas, the checker of an explicit input schema) is made when it is
+    first listed or called, not when it is registered: a server of thousands of tools
+    answers its first request without making them all. ``build`` turns the options into
+    them (given by the catalog); a tool that cannot be built raises there, naming itself."""
 
-    def __post_init__(self) -> None:
-        self.now = not (
-            self.in_thread
-            or self.signature.is_async
-            or self.signature.context_param is not None
-            or self.task is not None  # the tasks extension decides how it runs
-        )
+    __slots__ = ("fn", "name", "in_thread", "task", "now", "_build", "_built")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        in_thread: bool,
+        task: tuple[TaskSupport, TaskStart] | None,
+        build: Callable[[], tuple[Signature, Tool, Any, Callable[[Any], None] | None]],
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.in_thread = in_thread  # a plain def not declared blocking=False
+        self.task = task  # tasks extension: support, how the task starts
+        # Answered on the spot (call_tool_now): a plain def declared blocking=False that takes
+        # no Context and is no task. Worked out when built (every call builds first).
+        self.now = False
+        self._build = build
+        self._built: tuple[Signature, Tool, Any, Callable[[Any], None] | None] | None = None
+
+    def built(self) -> tuple[Signature, Tool, Any, Callable[[Any], None] | None]:
+        found = self._built
+        if found is None:
+            found = self._built = self._build()
+            self.now = not (
+                self.in_thread or found[0].is_async or found[0].context_param is not None or self.task is not None
+            )
+        return found
+
+    @property
+    def signature(self) -> Signature:
+        return self.built()[0]
+
+    @property
+    def definition(self) -> Tool:
+        return self.built()[1]
+
+    @property
+    def returns(self) -> Any:
+        """The return annotation, for checking structured output (None: not checked)."""
+        return self.built()[2]
+
+    @property
+    def check_input(self) -> Callable[[Any], None] | None:
+        """The checker of an explicit input schema, if the tool was given one."""
+        return self.built()[3]
 
 
 class ResourceEntry(msgspec.Struct):
@@ -162,9 +196,13 @@ def as_callable(fn: Any, decorator: str) -> Callable[..., Any]:
 
 def runs_in_thread(sig: Signature, blocking: bool | None) -> bool:
     """Whether a handler runs in the thread pool: a plain def unless ``blocking=False``."""
-    if sig.is_async:
+    return in_thread(sig.is_async, sig.name, blocking)
+
+
+def in_thread(is_async: bool, name: str, blocking: bool | None) -> bool:
+    if is_async:
         if blocking:
-            raise TypeError(ASYNC_BLOCKING.format(name=sig.name))
+            raise TypeError(ASYNC_BLOCKING.format(name=name))
         return False
     return blocking is not False
 
