@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     CallToolResult,
     ClientCapabilities,
     ClientHandlers,
@@ -773,7 +773,7 @@ class Client:
         value: str,
         context: dict[str, str] | None = None,
     ) -> CompleteResult:
-        from mcpgen.generated import CompleteRequestParamsArgument, CompleteRequestParamsContext
+        from mcpgen.protocol.v2025_11_25 import CompleteRequestParamsArgument, CompleteRequestParamsContext
 
         return await self.session.complete(
             ref=ref,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from mcpgen.generated import Prompt, Resource, ResourceTemplate, Tool
+from mcpgen.protocol.v2025_11_25 import Prompt, Resource, ResourceTemplate, Tool
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.content import to_contents
