@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from mcpgen.runtime.server.apps import client_supports_ui
     from mcpgen.runtime.server.context import Context
     from mcpgen.runtime.server.http_server import close_current_stream
+    from mcpgen.runtime.server.running import Http, Runner, Stdio
     from mcpgen.runtime.server.server import Server, ToolError
+    from mcpgen.runtime.shared.extension import Extension, ExtensionMethod
+    from mcpgen.runtime.shared.plain import plain_json
     from mcpgen.runtime.stores.redis_store import RedisStore
     from mcpgen.runtime.transports.http_protocol import HttpProtocol
     from mcpgen.version import __version__
@@ -42,6 +45,11 @@ _LAZY = {
     # Serving
     "Server": "mcpgen.runtime.server.server",
     "ToolError": "mcpgen.runtime.server.server",
+    "Extension": "mcpgen.runtime.shared.extension",
+    "ExtensionMethod": "mcpgen.runtime.shared.extension",
+    "Runner": "mcpgen.runtime.server.running",
+    "Stdio": "mcpgen.runtime.server.running",
+    "Http": "mcpgen.runtime.server.running",
     "Context": "mcpgen.runtime.server.context",
     "close_current_stream": "mcpgen.runtime.server.http_server",
     "HttpProtocol": "mcpgen.runtime.transports.http_protocol",  # uvicorn --http mcpgen:HttpProtocol
@@ -68,6 +76,7 @@ _LAZY = {
     "CrossAppAccess": "mcpgen.runtime.auth.oauth",
     "WorkloadIdentity": "mcpgen.runtime.auth.oauth",
     "FileTokenStorage": "mcpgen.runtime.auth.token_files",
+    "plain_json": "mcpgen.runtime.shared.plain",  # results as plain JSON data (fields left out omitted)
     # Errors, and the codes they carry
     "McpError": "mcpgen.runtime.errors",
     "ResourceNotFound": "mcpgen.runtime.errors",
@@ -110,8 +119,10 @@ def __getattr__(name: str) -> Any:
         extra = _EXTRA.get(name)
         if extra is None or isinstance(exc, MissingExtra):
             raise
+        from mcpgen.origin import install_command
+
         missing = exc.name or "a dependency"
-        hint = f"{name} needs the {extra} extra ({missing} is missing): pip install 'mcpgen[{extra}]'"
+        hint = f"{name} needs the {extra} extra ({missing} is missing): {install_command(extra)}"
         raise MissingExtra(hint, name=exc.name) from None
 
 
@@ -127,7 +138,10 @@ __all__ = [
     "ClientInfo",
     "Context",
     "CrossAppAccess",
+    "Extension",
+    "ExtensionMethod",
     "FileTokenStorage",
+    "Http",
     "HttpProtocol",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -146,8 +160,10 @@ __all__ = [
     "RequestTimeout",
     "ResourceNotFound",
     "ResponseLimit",
+    "Runner",
     "Server",
     "SkillVerificationError",
+    "Stdio",
     "TaskFailed",
     "TaskHandle",
     "Timing",
@@ -156,4 +172,5 @@ __all__ = [
     "__version__",
     "client_supports_ui",
     "close_current_stream",
+    "plain_json",
 ]

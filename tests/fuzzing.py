@@ -772,17 +772,17 @@ class FuzzHarness:
         # The demo's plain def handlers run inline here: this loop's clock is virtual, so the
         # real time a worker thread takes would read as a hang (the thread pool has tests of
         # its own; the oracle is about the answers).
-        self.server.threads = InlineThreads()
+        self.server.threads = self.server.features.threads = InlineThreads()
         self.spins = spins
         self.bound = bound  # virtual seconds a frame's handlers may take
         self.loop = VirtualClockLoop()
         self.transport = CollectingTransport()
-        options = dict(getattr(self.server, "session_options", {"request_timeout": 60.0}))
-        self.session = ServerSession(self.transport, self.server, **options)
+        options = dict(self.server.features.session_options)
+        self.session = ServerSession(self.transport, self.server.features, **options)
         self.server.sessions.add(self.session)
         self.frames = 0  # frames fed
         self.skipped = 0  # frames refused by unbounded_work
-        self._tools = dict(self.server._tools)
+        self._tools = dict(self.server.catalog.tools)
         self._files = dict(getattr(self.demo, "FILES", {}))
         self._pings = itertools.count()
         outcome = self.feed([frame_of(INIT)])
@@ -850,7 +850,7 @@ class FuzzHarness:
 
     def _restore(self) -> None:
         """Undo what fuzzed tool calls changed in the shared demo server."""
-        for name in [n for n in self.server._tools if n not in self._tools]:
+        for name in [n for n in self.server.catalog.tools if n not in self._tools]:
             self.server.remove_tool(name)
         files = getattr(self.demo, "FILES", None)
         if files is not None and files != self._files:

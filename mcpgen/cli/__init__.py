@@ -1,7 +1,10 @@
-"""The ``mcpgen`` command (typer): ``app.py`` holds the commands and ``main``; ``call``, ``task``,
-``signin``, ``run`` and ``install`` the longer ones. ``mcpgen.cli:main``, the console
-script's entry point, is loaded on first use (PEP 562), so importing a submodule loads only
-what it names."""
+"""The ``mcpgen`` command (typer): ``app.py`` registers the commands and holds ``main``; the
+longer ones have modules of their own (``call`` with ``arguments``, ``show``, ``elicit``,
+``task``, ``signin``, ``process`` and ``endpoint``; ``inspect``, ``dev``, ``apps`` with
+``preview``, ``run``, ``install``, ``stubs``, ``registry``). ``sanitize`` is how any text a
+server sent reaches the terminal; ``console`` the consoles and one-line errors.
+``mcpgen.cli:main``, the console script's entry point, is loaded on first use (PEP 562), so
+importing a submodule loads only what it names."""
 
 from typing import Any
 

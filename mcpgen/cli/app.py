@@ -10,22 +10,24 @@ ends the command quietly.
 from __future__ import annotations
 
 import inspect
-import os
 import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from mcpgen import schema as shipped
+from mcpgen.cli import openapi as openapi_cli
+from mcpgen.cli.apps import apps
+from mcpgen.cli.console import Debug, err, fail, out, state, stdout_closed, step, user_errors
+from mcpgen.cli.dev import dev
+from mcpgen.cli.inspect import inspect as inspect_server_command
 from mcpgen.cli.registry import registry
+from mcpgen.cli.sanitize import clean_line, markup
 from mcpgen.cli.stubs import stubs
+from mcpgen.origin import install_command
 from mcpgen.version import __version__
 
 EXIT_CODES = """Exit codes:
@@ -43,19 +45,7 @@ app = typer.Typer(
 )
 
 
-class _Output(Console):
-    def on_broken_pipe(self) -> None:
-        # rich would exit 1; a reader that stopped reading (`| head`) is no error.
-        _stdout_closed()
-
-
-# soft_wrap: a message stays one line however narrow the terminal. markup off: most of what we
-# print holds text we did not write (names, paths, `pip install 'mcpgen[http]'`), and rich would
-# read `[http]` as a style tag and drop it; a line that styles says so (markup=True, escape()).
-err = Console(stderr=True, soft_wrap=True, markup=False)
-out = _Output(soft_wrap=True, markup=False)
 F = TypeVar("F", bound=Callable[..., Any])
-_state = {"debug": False}
 
 
 def _reflow(doc: str) -> str:
@@ -69,78 +59,25 @@ def _reflow(doc: str) -> str:
     )
 
 
-def command(fn: F) -> F:
-    """Register ``fn`` as a command, with its docstring reflowed (see :func:`_reflow`)."""
-    decorated: F = app.command(help=_reflow(fn.__doc__ or ""))(fn)
+def command(fn: F, name: str | None = None) -> F:
+    """Register ``fn`` as a command (named after it, or ``name``), with its docstring
+    reflowed (see :func:`_reflow`)."""
+    decorated: F = app.command(name, help=_reflow(fn.__doc__ or ""))(fn)
     return decorated
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, markup=True)
-    raise typer.Exit(code)
-
-
-@contextmanager
-def step(label: str) -> Iterator[None]:
-    """Show a spinner for a step (visible on a terminal) and its time when it was slow."""
-    started = time.perf_counter()
-    with err.status(f"{label}…"):
-        yield
-    took = time.perf_counter() - started
-    if took >= 1.0:
-        err.print(f"{label}: {took:.1f} s", style="dim")
-
-
-def _stdout_closed() -> NoReturn:
-    """The reader of our output went away (``mcpgen call ... | head``): not an error. Point
-    stdout at /dev/null so that the flush at exit does not complain, and exit 0."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    raise typer.Exit(0)
-
-
-@contextmanager
-def user_errors() -> Iterator[None]:
-    """Turn expected failures into one line and exit code 2 (tracebacks with --debug)."""
-    try:
-        yield
-    except typer.Exit:
-        raise
-    except BrokenPipeError:
-        _stdout_closed()
-    except Exception as exc:
-        if _state["debug"]:
-            raise
-        from mcpgen.codegen.loader import SchemaError
-
-        if isinstance(exc, (SchemaError, KeyError, OSError)):
-            fail(str(exc).strip("'\""))
-        fail(f"{type(exc).__name__}: {exc}")
 
 
 def _codegen() -> Any:
     try:
         from mcpgen.codegen import generate as gen
     except ModuleNotFoundError as exc:
-        fail(f"the generator needs the codegen extra ({exc.name} is missing): pip install 'mcpgen[codegen]'")
+        fail(f"the generator needs the codegen extra ({exc.name} is missing): {install_command('codegen')}")
     return gen
-
-
-def _set_debug(value: bool) -> None:
-    if value:
-        _state["debug"] = True
 
 
 def _print_version(value: bool) -> None:
     if value:
         out.print(f"mcpgen {__version__}", highlight=False)
         raise typer.Exit(0)
-
-
-# Every command takes --debug too, so it works after the command's name as well.
-Debug = Annotated[
-    bool, typer.Option("--debug", help="Show tracebacks on errors.", callback=_set_debug, expose_value=False)
-]
 
 
 @app.callback()
@@ -237,9 +174,9 @@ def _in_checkout() -> bool:
 def _print_reports(model: Any, verbose: bool) -> None:
     for report in model.reports:
         if report.level == "warning":
-            err.print(f"[yellow]warning:[/] {escape(report.message)}", highlight=False, markup=True)
+            err.print(f"[yellow]warning:[/] {markup(report.message)}", highlight=False, markup=True)
         elif verbose:
-            err.print(f"note: {report.message}", style="dim", highlight=False)
+            err.print(f"note: {clean_line(report.message)}", style="dim", highlight=False)
 
 
 def _generate_committed(check: bool, verbose: bool) -> None:
@@ -315,6 +252,9 @@ def new(
             "tests against a test authorization server.",
         ),
     ] = False,
+    from_openapi: Annotated[
+        str | None, typer.Option("--from-openapi", help="Make it a server for the API this OpenAPI document describes.")
+    ] = None,
     debug: Debug = False,
 ) -> None:
     """Create a complete MCP server project.
@@ -327,8 +267,12 @@ def new(
       mcpgen new weather
       mcpgen new weather-tools --dir ~/src/weather --transport http
       mcpgen new notes --auth
+      mcpgen new petstore --from-openapi petstore.yaml
     """
     from mcpgen.scaffold import ScaffoldError, create_project, validate_name
+
+    if from_openapi is not None:  # mcpgen/cli/openapi.py
+        openapi_cli.new_project(name, directory or Path(name), from_openapi, _mcpgen_requirement, force)
 
     if auth:
         transport = "http"
@@ -356,12 +300,14 @@ def new(
 
 
 def _mcpgen_requirement(target: Path) -> str:
-    """How a new project should depend on mcpgen: on the checkout mcpgen runs from (it is not
-    on an index) by its path relative to the project, so the project installs on another
-    machine too; else on this version or newer."""
-    from mcpgen.scaffold import mcpgen_checkout, mcpgen_requirement
+    """How a new project in ``target`` depends on mcpgen: installed from where this mcpgen
+    came from (it is not on an index): the checkout it runs from, by its path relative to the
+    project where there is one, so the project installs on another machine too; the wheel or
+    git URL it was installed from; else this version or newer, from an index. (Also for the
+    other commands that write a project.)"""
+    from mcpgen.scaffold import project_requirement
 
-    return mcpgen_requirement(target, mcpgen_checkout())
+    return project_requirement(target)
 
 
 @command
@@ -519,6 +465,10 @@ def run(
     host: Annotated[str, typer.Option(help="http: the address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="http: the port to listen on.")] = 8000,
     path: Annotated[str, typer.Option(help="http: the endpoint's path.")] = "/mcp",
+    uds: Annotated[
+        str | None,
+        typer.Option(help="http: listen on this Unix domain socket instead of a TCP port (this user only)."),
+    ] = None,
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(
@@ -539,22 +489,25 @@ def run(
       mcpgen run server.py
       mcpgen run server.py:weather --transport http --port 8001
       mcpgen run server.py --transport http --allowed-host mcp.example.com
+      mcpgen run server.py --transport http --uds /tmp/weather.sock
       mcpgen run mypkg.server
     """
     from mcpgen.cli.run import LoadError, load_server
 
     if transport not in ("stdio", "http"):
         fail(f"--transport is stdio or http, not {transport!r}")
+    if uds is not None and transport != "http":
+        fail("--uds serves Streamable HTTP on a Unix socket: add --transport http")
     with user_errors():
         try:
-            server = load_server(target, quiet_stdout=transport == "stdio", debug=_state["debug"])
+            server = load_server(target, quiet_stdout=transport == "stdio", debug=state["debug"])
         except LoadError as exc:
             fail(str(exc))
         if transport == "http":
             try:
                 import uvicorn  # noqa: F401
             except ModuleNotFoundError:
-                fail("the http transport needs the http extra: pip install 'mcpgen[http]'")
+                fail(f"the http transport needs the http extra: {install_command('http')}")
             options: dict[str, Any] = {}
             if allowed_host:
                 from mcpgen.runtime.server.http_server import LOCAL_HOSTS
@@ -567,14 +520,19 @@ def run(
                     style="dim",
                     highlight=False,
                 )
-            server.run("http", host=host, port=port, path=path, **options)
+            server.run("http", host=host, port=port, path=path, uds=uds, **options)
         else:
             server.run("stdio")
 
 
 @command
 def install(
-    host_app: Annotated[str, typer.Argument(metavar="HOST", help="claude-desktop, vscode or cursor.")],
+    host_app: Annotated[
+        str,
+        typer.Argument(
+            metavar="HOST", help="claude-desktop, claude-code, cursor, vscode, gemini-cli, goose or mcp-json."
+        ),
+    ],
     target: Annotated[
         str, typer.Argument(metavar="FILE", help="The server's Python file or module (FILE:NAME as for `mcpgen run`).")
     ],
@@ -591,20 +549,23 @@ def install(
     ] = False,
     debug: Debug = False,
 ) -> None:
-    """Add a server to Claude Desktop, VS Code or Cursor.
+    """Add a server to a host app (Claude, Cursor, VS Code, Goose...).
 
     The entry runs `mcpgen run FILE` with this Python, so the host finds mcpgen and the
     server's dependencies. The entry is named after the Server (Server("weather")) unless
     --name says otherwise. Other servers in the file are kept; an entry of the same name is
     updated when it runs this same server, and one that runs another server is left alone
     unless --force. Files: claude-desktop writes claude_desktop_config.json in Claude's
-    settings folder, vscode writes .vscode/mcp.json in the current folder, cursor
-    writes ~/.cursor/mcp.json.
+    settings folder, claude-code ~/.claude.json (--config .mcp.json for one project),
+    cursor ~/.cursor/mcp.json, vscode .vscode/mcp.json in the current folder, gemini-cli
+    ~/.gemini/settings.json, goose ~/.config/goose/config.yaml (the goose extra), mcp-json
+    mcp.json in the current folder.
 
     Examples:
       mcpgen install claude-desktop server.py --env API_KEY=secret
+      mcpgen install claude-code server.py --config .mcp.json
       mcpgen install vscode server.py --name weather --dry-run
-      mcpgen install cursor server.py --config .cursor/mcp.json
+      mcpgen install goose server.py
     """
     from mcpgen.cli.install import HOSTS, InstallError, install_server
 
@@ -629,7 +590,11 @@ def install(
 
 
 command(stubs)  # mcpgen/cli/stubs.py
+command(inspect_server_command, "inspect")  # mcpgen/cli/inspect.py
+command(dev)  # mcpgen/cli/dev.py
+command(openapi_cli.make_command(_mcpgen_requirement))  # mcpgen/cli/openapi.py
 app.add_typer(registry)  # mcpgen/cli/registry.py
+app.add_typer(apps)  # mcpgen/cli/apps.py
 
 
 def main() -> None:
@@ -639,7 +604,7 @@ def main() -> None:
         raise SystemExit(exc.exit_code) from None
     except BrokenPipeError:  # stdout closed outside a command's own handling
         try:
-            _stdout_closed()
+            stdout_closed()
         except typer.Exit as exc:
             raise SystemExit(exc.exit_code) from None
 

@@ -3,27 +3,31 @@ legacy HTTP+SSE URL), list what it offers or use one thing, and print it for a p
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import http
-import json
 import re
 import shlex
 import sys
-import textwrap
 import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from rich.console import Console
-from rich.markup import escape
 
+from mcpgen.cli import show
+from mcpgen.cli.arguments import check, closest, did_you_mean, parse_args, read_args, signature, summary
 from mcpgen.cli.elicit import terminal_elicitation
-from mcpgen.generated import LoggingMessageNotificationParams
+from mcpgen.cli.endpoint import LOOK_AFTER, not_an_endpoint
+from mcpgen.cli.errors import CallError
+from mcpgen.cli.process import ServerProcess, stderr_line, stray_line
+from mcpgen.cli.sanitize import clean_line
+from mcpgen.generated import LoggingMessageNotificationParams, Tool
 from mcpgen.runtime.client.client import Client
 from mcpgen.runtime.client.tasks import TaskRequired
 from mcpgen.runtime.errors import McpError
 from mcpgen.runtime.jsonrpc.transport import Transport
-from mcpgen.runtime.transports.stdio import ProcessTransport
 from mcpgen.runtime.versions import era_of
 
 if TYPE_CHECKING:
@@ -38,70 +42,6 @@ ERAS = ("auto", "handshake", "stateless")
 # fallback the specification describes for clients); 401/403 are answers, not misses.
 _SSE_FALLBACK = {400, 404, 405}
 _HTTP_ERROR = re.compile(r"HTTP (\d{3}) from (\S+?):? (.*)", re.S)
-
-
-class CallError(Exception):
-    """A usage or connection problem: one line, exit code 2."""
-
-
-# ---------------------------------------------------------------- arguments
-
-
-def parse_args(pairs: list[str], schema: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``key=value`` pairs, typed by the tool's ``inputSchema``: a parameter that takes a
-    string keeps the text as it is (``zip=02134`` stays "02134"); any other is parsed as
-    JSON (``n=3`` is 3, ``tags=["a"]`` a list). A parameter the schema does not describe
-    is JSON when it parses as JSON, else text."""
-    properties = (schema or {}).get("properties")
-    properties = properties if isinstance(properties, dict) else {}
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise CallError(f"--arg takes key=value, got {pair!r}")
-        types = _types(properties.get(key))
-        if "string" in types and not (value == "null" and "null" in types):
-            out[key] = value
-            continue
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            if "array" in types or "object" in types:
-                example = """'tags=["a", "b"]'""" if "array" in types else """'point={"x": 1}'"""
-                kind = "an array" if "array" in types else "an object"
-                raise CallError(f"--arg {key} takes {kind}, written as JSON: e.g. -a {example}") from None
-            out[key] = value  # the server says what it expected
-    return out
-
-
-def text_args(pairs: list[str]) -> dict[str, str]:
-    """Prompt arguments: always text, taken as written."""
-    out: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise CallError(f"--arg takes key=value, got {pair!r}")
-        out[key] = value
-    return out
-
-
-def _types(schema: Any) -> set[str]:
-    """The JSON types a (sub)schema admits, as far as can be told without resolving $ref."""
-    if not isinstance(schema, dict):
-        return set()
-    found: set[str] = set()
-    kind = schema.get("type")
-    if isinstance(kind, str):
-        found.add(kind)
-    elif isinstance(kind, list):
-        found.update(k for k in kind if isinstance(k, str))
-    for values in (schema.get("enum"), [schema["const"]] if "const" in schema else None):
-        if isinstance(values, list):
-            found.update("string" if isinstance(v, str) else "other" for v in values)
-    for combinator in ("anyOf", "oneOf", "allOf"):
-        for sub in schema.get(combinator) or []:
-            found |= _types(sub)
-    return found
 
 
 # ---------------------------------------------------------------- connecting
@@ -150,7 +90,7 @@ class Connection:
     """A client plus what is needed to explain its end: the stdio transport, whose exit
     status and last stderr lines say why a server went away."""
 
-    def __init__(self, client: Client, process: list[ProcessTransport]) -> None:
+    def __init__(self, client: Client, process: list[ServerProcess]) -> None:
         self.client = client
         self._process = process
 
@@ -165,7 +105,7 @@ class Connection:
         return one_line(exc.message if isinstance(exc, McpError) else str(exc))
 
 
-def _to_stderr(text: str) -> None:
+def _to_stderr(text: str) -> None:  # elicitation and server lines: already sanitized
     sys.stderr.write(text)
     sys.stderr.flush()
 
@@ -179,6 +119,7 @@ def connect(
     on_log: Callable[[LoggingMessageNotificationParams], None],
     era: str = "auto",
     auth: httpx.Auth | None = None,
+    apps: bool = False,
 ) -> Connection:
     # on_log: the user sees logs, so the client asks for them (stateless era: a level
     # named in each request's _meta; without one the server sends none).
@@ -188,6 +129,7 @@ def connect(
         "era": era,
         # A server's questions are asked in the terminal (form fields, or a URL to open).
         "elicitation": terminal_elicitation(_to_stderr),
+        "apps": apps,  # a host that renders MCP Apps interfaces (`mcpgen apps preview`)
     }
     if transport == "http":
         return Connection(Client.http(target, headers=_headers(headers), auth=auth, **options), [])
@@ -196,10 +138,12 @@ def connect(
     words = shlex.split(target)
     if not words:
         raise CallError("no server command given")
-    spawned: list[ProcessTransport] = []
+    spawned: list[ServerProcess] = []
 
     async def start() -> Transport:
-        process = await ProcessTransport.spawn(words[0], words[1:], on_stderr=(lambda line: None) if quiet else None)
+        process = await ServerProcess.start(
+            words, on_stderr=stderr_line(quiet, _to_stderr), on_stray=stray_line(_to_stderr)
+        )
         spawned.append(process)
         return process
 
@@ -207,7 +151,8 @@ def connect(
 
 
 def one_line(message: str) -> str:
-    """An error as one line: an HTTP error page becomes its status and reason."""
+    """An error as one line (sanitized: it is the server's text): an HTTP error page
+    becomes its status and reason."""
     found = _HTTP_ERROR.search(message)
     if found is not None:
         status, url, body = int(found.group(1)), found.group(2), found.group(3).strip()
@@ -216,9 +161,9 @@ def one_line(message: str) -> str:
         except ValueError:
             reason = ""
         detail = "" if not body or body.startswith("<") or "\n" in body else f": {body[:200]}"
-        return f"HTTP {status} {reason} from {url}{detail}".replace("  ", " ")
+        return clean_line(f"HTTP {status} {reason} from {url}{detail}".replace("  ", " "))
     first = message.strip().splitlines()[0] if message.strip() else message
-    return first[:300]
+    return clean_line(first[:300])
 
 
 def _http_status(exc: BaseException) -> int | None:
@@ -238,33 +183,62 @@ async def open_connection(
     on_log: Callable[[LoggingMessageNotificationParams], None],
     era: str = "auto",
     signin: CliAuth | None = None,
+    apps: bool = False,
 ) -> Connection:
     chosen = pick_transport(target, transport)
     oauth = signin.oauth if signin is not None and chosen == "http" else None
-    connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth)
+    connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth, apps)
     try:
         try:
-            await connection.client.open()
+            await _open(connection.client, target, chosen, headers, timeout)
         except _sign_in_required() as needed:
             # The server answered 401 and no stored token could be refreshed: the user
             # signs in (outside the requests' timeouts), then the client starts afresh.
             if signin is None:
                 raise needed
             await signin.sign_in(timeout)
-            connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth)
+            connection = connect(target, chosen, headers, timeout, quiet, on_log, era, oauth, apps)
             await connection.client.open()
         return connection
     except _oauth_error() as exc:
         raise CallError(f"cannot sign in to {target}: {one_line(str(exc))}") from None
     except (OSError, McpError, ConnectionError) as exc:
         if chosen == "http" and transport == "auto" and _http_status(exc) in _SSE_FALLBACK:
-            legacy = connect(target, "sse", headers, timeout, quiet, on_log, era)
+            legacy = connect(target, "sse", headers, timeout, quiet, on_log, era, apps=apps)
             try:
                 await legacy.client.open()
                 return legacy
             except (OSError, McpError, ConnectionError):
                 pass  # not a legacy endpoint either: report the first failure
         raise CallError(f"cannot connect to {target}: {await connection.explain(exc)}") from None
+
+
+async def _open(client: Client, target: str, chosen: str, headers: list[str], timeout: float) -> None:
+    """Open the client; an HTTP connection that takes more than a moment has its URL
+    asked what it is, so that a web page is named at once (:mod:`mcpgen.cli.endpoint`)."""
+    if chosen != "http":
+        await client.open()
+        return
+    opening: asyncio.Future[Any] = asyncio.ensure_future(client.open())
+    looking: asyncio.Future[Any] | None = None
+    try:
+        done, _ = await asyncio.wait({opening}, timeout=LOOK_AFTER)
+        if not done:
+            looking = asyncio.ensure_future(not_an_endpoint(target, _headers(headers), timeout))
+            await asyncio.wait({opening, looking}, return_when=asyncio.FIRST_COMPLETED)
+            answer = None if opening.done() else await looking
+            if answer is not None:
+                opening.cancel()
+                await asyncio.wait({opening})  # its end, without raising its cancellation here
+                with contextlib.suppress(Exception):
+                    await client.close()
+                raise CallError(f"{target} is not an MCP endpoint: {answer}")
+        await opening
+    finally:
+        # Cancelled from outside (Ctrl-C), or done: nothing is left running.
+        for task in (opening, looking):
+            if task is not None and not task.done():
+                task.cancel()
 
 
 def _sign_in_required() -> type[Exception]:
@@ -300,7 +274,8 @@ def cli_auth(target: str, transport: str, headers: list[str], no_auth: bool, err
         from mcpgen.cli.signin import CliAuth
     except ImportError:
         return None
-    return CliAuth(target, lambda line: err.print(line, markup=False, highlight=False, soft_wrap=True))
+    # The lines name the authorization server's sign-in URL, which the server chose: sanitized.
+    return CliAuth(target, lambda line: err.print(clean_line(line), markup=False, highlight=False, soft_wrap=True))
 
 
 # ---------------------------------------------------------------- running
@@ -331,7 +306,7 @@ async def run_call(
     signin = cli_auth(target, transport, headers, no_auth, err)
     try:
         connection = await open_connection(
-            target, transport, headers, timeout, quiet, lambda p: _show_log(p, err), era, signin
+            target, transport, headers, timeout, quiet, lambda p: show.log(p, err), era, signin
         )
     finally:
         if signin is not None:
@@ -355,42 +330,147 @@ async def _act(
     client: Client, action: list[str], args: list[str], as_json: bool, out: Console, err: Console, task: bool = False
 ) -> int:
     if not action:
-        listing = await _listing(client)
+        listed = await listing(client)
         if as_json:
-            out.print_json(data=msgspec.to_builtins(listing))
+            show.print_json(out, msgspec.to_builtins(listed))
         else:
-            _print_listing(listing, out)
+            show.listing(listed, out)
         return 0
     verb, name = action
     result: Any
     if verb == "tool":
-        tools = {tool.name: tool for tool in await client.list_tools()} if client.session.peer_caps.has("tools") else {}
-        schema = msgspec.to_builtins(tools[name].input_schema) if name in tools else None
-        arguments = parse_args(args, schema)
-        if task:
-            from mcpgen.cli.task import TaskError, run_task
-
-            try:
-                result = await run_task(client, name, arguments, err, lambda *p: _show_progress(err, *p))
-            except TaskError as exc:
-                raise CallError(str(exc)) from None
-            if result is None:
-                return 130  # stopped with Ctrl-C (the task was cancelled), as a shell reports SIGINT
-        else:
-            try:
-                result = await client.call_tool(name, arguments, on_progress=lambda *p: _show_progress(err, *p))
-            except TaskRequired:
-                raise CallError(f"tool {name} runs only as a task: add --task") from None
+        result = await _call_tool(client, name, args, err, task)
+        if result is None:
+            return 130  # stopped with Ctrl-C (the task was cancelled), as a shell reports SIGINT
     elif verb == "read":
-        result = await client.read_resource(name)
+        result = await _unknown_named("resource", name, client, client.read_resource(name))
     else:
-        result = await client.get_prompt(name, text_args(args))
+        result = await _get_prompt(client, name, args)
     data = msgspec.to_builtins(result)
     if as_json:
-        out.print_json(data=data)
+        show.print_json(out, data)
     else:
-        _print_result(data, out, err)
+        show.result(data, out, err)
     return 1 if data.get("isError") else 0
+
+
+def _progress(err: Console) -> Callable[[float, float | None, str | None], None]:
+    return lambda amount, total, message: show.progress(err, amount, total, message)
+
+
+def task_only(tool: Tool) -> bool:
+    """Whether a listed tool runs only as a task (``execution.taskSupport: "required"``)."""
+    execution = msgspec.to_builtins(tool).get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
+async def _call_tool(client: Client, name: str, args: list[str], err: Console, task: bool) -> Any:
+    """Check the arguments against the listed tool (every problem at once), then call it;
+    None when a task was stopped with Ctrl-C."""
+    tools = {tool.name: tool for tool in await client.list_tools()} if client.session.peer_caps.has("tools") else {}
+    tool = tools.get(name)
+    schema = msgspec.to_builtins(tool.input_schema) if tool is not None else None
+    arguments, problems, wrong = read_args(args, schema)
+    if tool is not None:
+        problems += check(arguments, schema, wrong)
+        if problems:
+            takes = signature(schema) or "no arguments"
+            raise CallError(f"tool {name}: {summary(problems)} (it takes: {clean_line(takes)})")
+        if task_only(tool) and not task:
+            raise CallError(f"tool {name} runs only as a task: add --task")
+    elif problems:
+        raise CallError(summary(problems))
+    if task:
+        from mcpgen.cli.task import TaskError, run_task
+
+        try:
+            return await run_task(client, name, arguments, err, _progress(err))
+        except TaskError as exc:
+            raise CallError(str(exc)) from None
+    try:
+        result = await _unknown_named(
+            "tool", name, tools, client.call_tool(name, arguments, on_progress=_progress(err))
+        )
+    except TaskRequired:
+        raise CallError(f"tool {name} runs only as a task: add --task") from None
+    if tool is None and tools and result.is_error:
+        err.print(f"no tool {clean_line(name)!r} is listed{did_you_mean(name, tools)}", markup=False, highlight=False)
+    return result
+
+
+async def _get_prompt(client: Client, name: str, args: list[str]) -> Any:
+    arguments = text_args(args)
+    prompts = {p.name: p for p in await client.list_prompts()} if client.session.peer_caps.has("prompts") else {}
+    prompt = prompts.get(name)
+    if prompt is not None:
+        declared = {a.name: a for a in prompt.arguments or []}
+        problems = [f"{key}: no such argument{_suggested(key, declared)}" for key in arguments if key not in declared]
+        problems += [
+            f"{a}: missing (required)" for a, d in declared.items() if d.required is True and a not in arguments
+        ]
+        if problems:
+            takes = show.prompt_signature(msgspec.to_builtins(prompt.arguments or []))
+            raise CallError(f"prompt {name}: {summary(problems)} (it takes: {clean_line(takes) or 'no arguments'})")
+    return await _unknown_named("prompt", name, prompts, client.get_prompt(name, arguments))
+
+
+def _suggested(word: str, options: Any) -> str:
+    match = closest(word, options)
+    return f" (did you mean {match!r}?)" if match is not None else ""
+
+
+async def _unknown_named(kind: str, name: str, known: Any, request: Any) -> Any:
+    """Await ``request``; when the server refuses it, add the listed name ``name`` likely
+    misspells (``known``: the names, or the client, to list resources only when needed)."""
+    try:
+        return await request
+    except TaskRequired:
+        raise
+    except McpError as exc:
+        if isinstance(known, Client):
+            known = await _resource_uris(known)
+        if name in known:
+            raise
+        hint = did_you_mean(name, known)
+        raise CallError(
+            f"the server answered with error {exc.code}: {one_line(exc.message)}"
+            + (f" (no {kind} {clean_line(name)!r} is listed{clean_line(hint)})" if hint else "")
+        ) from None
+
+
+async def _resource_uris(client: Client) -> list[str]:
+    if not client.session.peer_caps.has("resources"):
+        return []
+    try:
+        return [r.uri for r in await client.list_resources()]
+    except (McpError, ConnectionError, TimeoutError):
+        return []
+
+
+def text_args(pairs: list[str]) -> dict[str, str]:
+    """Prompt arguments: always text, taken as written."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CallError(f"--arg takes key=value, got {pair!r}")
+        out[key] = value
+    return out
+
+
+async def listing(client: Client) -> dict[str, Any]:
+    """What the server offers: its info, tools, resources and templates, prompts."""
+    caps = client.session.peer_caps
+    info = client.initialize_result
+    listed: dict[str, Any] = {"server": info.server_info if info else None}
+    if caps.has("tools"):
+        listed["tools"] = await client.list_tools()
+    if caps.has("resources"):
+        listed["resources"] = await client.list_resources()
+        listed["resourceTemplates"] = await client.list_resource_templates()
+    if caps.has("prompts"):
+        listed["prompts"] = await client.list_prompts()
+    return listed
 
 
 def spoken(client: Client) -> str:
@@ -398,151 +478,19 @@ def spoken(client: Client) -> str:
     info = client.initialize_result
     server = f"{info.server_info.name} {info.server_info.version}" if info is not None else "the server"
     era = "stateless era (no handshake)" if client.spoken_era == "stateless" else "handshake era (initialize)"
-    return f"connected to {server}: {era}, protocol version {client.session.protocol_version}"
+    return clean_line(f"connected to {server}: {era}, protocol version {client.session.protocol_version}")
 
 
-def _show_progress(err: Console, progress: float, total: float | None, message: str | None) -> None:
-    amount = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
-    err.print(f"progress {amount}{f' {message}' if message else ''}", markup=False, highlight=False)
-
-
-def _show_log(params: LoggingMessageNotificationParams, err: Console) -> None:
-    data = params.data if isinstance(params.data, str) else json.dumps(msgspec.to_builtins(params.data))
-    logger = params.logger if isinstance(params.logger, str) else ""
-    err.print(f"log {params.level}{f' {logger}' if logger else ''}: {data}", markup=False, highlight=False)
-
-
-# ---------------------------------------------------------------- listing
-
-
-async def _listing(client: Client) -> dict[str, Any]:
-    caps = client.session.peer_caps
-    info = client.initialize_result
-    listing: dict[str, Any] = {"server": info.server_info if info else None}
-    if caps.has("tools"):
-        listing["tools"] = await client.list_tools()
-    if caps.has("resources"):
-        listing["resources"] = await client.list_resources()
-        listing["resourceTemplates"] = await client.list_resource_templates()
-    if caps.has("prompts"):
-        listing["prompts"] = await client.list_prompts()
-    return listing
-
-
-def _tool_signature(schema: dict[str, Any]) -> str:
-    """``a: integer, [b: string]``: the parameters, optional ones in brackets."""
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
-    parts = []
-    for key, sub in properties.items():
-        kinds = sorted(_types(sub) - {"other"}) or ["any"]
-        part = f"{key}: {'|'.join(kinds)}"
-        parts.append(part if key in required else f"[{part}]")
-    return ", ".join(parts)
-
-
-def _prompt_signature(arguments: list[dict[str, Any]]) -> str:
-    return ", ".join(a["name"] if a.get("required") else f"[{a['name']}]" for a in arguments)
-
-
-def _print_listing(listing: dict[str, Any], out: Console) -> None:
-    """Plain lines, not a table: names and URIs are printed whole however long (a table
-    would cut them), each description indented below."""
-    server = listing.get("server")
-    if server is not None:
-        out.print(f"[bold]{escape(server.name)}[/] {escape(server.version)}", highlight=False, markup=True)
-    rows: dict[str, Callable[[dict[str, Any]], tuple[str, str, str]]] = {
-        "tools": lambda t: (t["name"], _tool_signature(t.get("inputSchema") or {}), t.get("description", "")),
-        "resources": lambda r: (r["uri"], r.get("mimeType", ""), r.get("description") or r.get("name", "")),
-        "resourceTemplates": lambda r: (
-            r["uriTemplate"],
-            r.get("mimeType", ""),
-            r.get("description") or r.get("name", ""),
-        ),
-        "prompts": lambda p: (p["name"], _prompt_signature(p.get("arguments") or []), p.get("description", "")),
-    }
-    width = max(out.width, 40)
-    for key, row in rows.items():
-        items = listing.get(key)
-        if items is None:
-            continue
-        out.print(f"[bold]{key}[/] ({len(items)})", highlight=False, markup=True)
-        for item in items:
-            name, detail, description = row(msgspec.to_builtins(item))
-            out.print(
-                f"  [bold]{escape(name)}[/]" + (f"  {escape(detail)}" if detail else ""), highlight=False, markup=True
-            )
-            for line in textwrap.wrap(" ".join(description.split()), width - 6):
-                out.print(f"      {line}", markup=False, highlight=False)
-
-
-# ---------------------------------------------------------------- results
-
-
-def _binary(kind: str, mime: str | None, data: str) -> str:
-    """A summary of base64 data instead of the data: images, audio and blobs alike."""
-    size = len(data) * 3 // 4 - data[-2:].count("=") if data else 0
-    return f"<{kind} {mime or 'application/octet-stream'}, {size} bytes>"
-
-
-def _print_block(block: dict[str, Any], out: Console, skip_text: Callable[[str], bool]) -> None:
-    kind = block.get("type")
-    if kind == "text":
-        if not skip_text(block["text"]):
-            out.print(block["text"], markup=False, highlight=False)
-    elif kind in ("image", "audio"):
-        out.print(_binary(str(kind), block.get("mimeType"), block.get("data", "")), markup=False, highlight=False)
-    elif kind == "resource_link":
-        label = f" ({block['name']})" if block.get("name") else ""
-        out.print(f"<link {block.get('uri')}{label}>", markup=False, highlight=False)
-    elif kind == "resource":
-        _print_contents(block.get("resource") or {}, out)
-    else:
-        out.print_json(data=block)
-
-
-def _print_contents(item: dict[str, Any], out: Console) -> None:
-    if "text" in item:
-        out.print(item["text"], markup=False, highlight=False)
-    else:
-        out.print(
-            _binary("blob", item.get("mimeType"), item.get("blob", "")) + f" {item.get('uri', '')}".rstrip(),
-            markup=False,
-            highlight=False,
-        )
-
-
-def _print_result(data: dict[str, Any], out: Console, err: Console) -> None:
-    structured = data.get("structuredContent", msgspec.UNSET)
-
-    def duplicates_structured(text: str) -> bool:
-        # Servers send structured results a second time as JSON text, for older
-        # clients (as the specification advises); print them once.
-        if structured is msgspec.UNSET:
-            return False
-        # A primitive result is boxed as {"result": value}; its text is the value alone
-        # (FastMCP and the official SDK send "3" beside {"result": 3}).
-        boxed = isinstance(structured, dict) and set(structured) == {"result"}
-        if boxed and text == structured["result"]:
-            return True
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            return False
-        return bool(parsed == structured or (boxed and parsed == structured["result"]))
-
-    content = data.get("content")
-    for block in content if isinstance(content, list) else []:
-        _print_block(block, out, duplicates_structured)
-    if structured is not msgspec.UNSET:
-        out.print_json(data=structured)
-    for item in data.get("contents", []):
-        _print_contents(item, out)
-    for message in data.get("messages", []):
-        out.print(f"[bold]{escape(message['role'])}:[/]", highlight=False, markup=True)
-        _print_block(message["content"], out, lambda text: False)
-    if data.get("isError"):
-        err.print("[red]the tool reported an error[/]", markup=True)
-
-
-__all__ = ["CallError", "check_era", "one_line", "parse_args", "run_call", "spoken"]
+__all__ = [
+    "CallError",
+    "check_era",
+    "cli_auth",
+    "listing",
+    "one_line",
+    "open_connection",
+    "parse_args",
+    "run_call",
+    "spoken",
+    "task_only",
+    "text_args",
+]

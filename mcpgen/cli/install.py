@@ -1,9 +1,22 @@
 """`mcpgen install`: add a server to an MCP host's configuration file.
 
-Each host keeps a JSON object of servers by name: Claude Desktop and Cursor under
-``mcpServers``, VS Code under ``servers`` (with ``"type": "stdio"``). The entry starts
-``python -m mcpgen run FILE`` with the Python running this command, so the host finds
-mcpgen and the server's dependencies whatever its own PATH is.
+Each host keeps an object of servers by name, in its own file and shape (``--config``
+names another file):
+
+* ``claude-desktop``: ``claude_desktop_config.json`` in Claude's settings folder, ``mcpServers``;
+* ``claude-code``: ``~/.claude.json``, ``mcpServers`` with ``"type": "stdio"`` (every project;
+  ``--config .mcp.json`` for one project, shared with its repository);
+* ``cursor``: ``~/.cursor/mcp.json``, ``mcpServers``;
+* ``vscode``: ``.vscode/mcp.json`` in the current folder, ``servers`` with ``"type": "stdio"``;
+* ``gemini-cli``: ``~/.gemini/settings.json``, ``mcpServers``;
+* ``goose``: ``~/.config/goose/config.yaml``, ``extensions`` in Goose's own shape (YAML);
+* ``mcp-json``: ``mcp.json`` in the current folder, ``mcpServers``: the shape most hosts read.
+
+The entry starts ``python -m mcpgen run FILE`` with the Python running this command, so the
+host finds mcpgen and the server's dependencies whatever its own PATH is. Every other key of
+the file is kept; it is written beside itself and renamed over, so a host reading it
+meanwhile never sees half of it. Goose keeps YAML, read and written with PyYAML (the
+``goose`` extra); its comments are not kept (Goose rewrites the file itself too).
 """
 
 from __future__ import annotations
@@ -13,9 +26,10 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mcpgen.cli.run import load_server, split_target
 
@@ -24,48 +38,82 @@ class InstallError(Exception):
     """A config that cannot be read or written, or a bad argument: one line, exit code 2."""
 
 
+Style = Literal["command", "typed", "goose"]
+
+
+def _config_home() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def _claude_desktop() -> Path:
+    """Claude's settings folder (macOS, Windows; on Linux, where it has no official build,
+    the XDG config folder)."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        base = home / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    else:
+        base = _config_home()
+    return base / "Claude" / "claude_desktop_config.json"
+
+
+def _goose() -> Path:
+    if sys.platform == "win32":
+        appdata = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+        return appdata / "Block" / "goose" / "config" / "config.yaml"
+    return _config_home() / "goose" / "config.yaml"
+
+
 @dataclass(frozen=True)
 class Host:
     label: str
     key: str  # the object holding the servers
-    typed: bool  # entries carry "type": "stdio"
+    style: Style  # command: {command, args, env}; typed: the same with "type": "stdio"; goose: Goose's
+    where: Callable[[], Path]  # the default config file
+    yaml: bool = False
 
 
 HOSTS: dict[str, Host] = {
-    "claude-desktop": Host("Claude Desktop", "mcpServers", typed=False),
-    "vscode": Host("VS Code", "servers", typed=True),
-    "cursor": Host("Cursor", "mcpServers", typed=False),
+    "claude-desktop": Host("Claude Desktop", "mcpServers", "command", _claude_desktop),
+    "claude-code": Host("Claude Code", "mcpServers", "typed", lambda: Path.home() / ".claude.json"),
+    "cursor": Host("Cursor", "mcpServers", "command", lambda: Path.home() / ".cursor" / "mcp.json"),
+    "vscode": Host("VS Code", "servers", "typed", lambda: Path.cwd() / ".vscode" / "mcp.json"),
+    "gemini-cli": Host("Gemini CLI", "mcpServers", "command", lambda: Path.home() / ".gemini" / "settings.json"),
+    "goose": Host("Goose", "extensions", "goose", _goose, yaml=True),
+    "mcp-json": Host("your MCP host", "mcpServers", "command", lambda: Path.cwd() / "mcp.json"),
 }
+GOOSE_TIMEOUT = 300  # seconds Goose waits on a call to the extension (its own default)
 
 
 def default_config(host: str) -> Path:
-    """Where the host reads its servers from. Claude Desktop: its settings folder
-    (macOS, Windows; on Linux, where it has no official build, the XDG config folder);
-    VS Code: the workspace file in the current folder; Cursor: the global file."""
-    home = Path.home()
-    if host == "claude-desktop":
-        if sys.platform == "darwin":
-            base = home / "Library" / "Application Support"
-        elif sys.platform == "win32":
-            base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
-        else:
-            base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-        return base / "Claude" / "claude_desktop_config.json"
-    if host == "vscode":
-        return Path.cwd() / ".vscode" / "mcp.json"
-    return home / ".cursor" / "mcp.json"
+    """Where the host reads its servers from (see the module's table)."""
+    return HOSTS[host].where()
 
 
-def server_entry(target: str, env: dict[str, str], typed: bool) -> dict[str, Any]:
-    where, name = split_target(target)
+def server_entry(target: str, env: dict[str, str], style: Style, name: str = "") -> dict[str, Any]:
+    """The host's entry that runs ``target`` (``name``: the entry's, for Goose's copy of it)."""
+    where, attr = split_target(target)
     path = Path(where)
     if where.endswith(".py") or path.exists():
         if not path.is_file():
             raise InstallError(f"no such file: {where}")
         where = str(path.resolve())  # the host starts the server from its own folder
-    entry: dict[str, Any] = {"type": "stdio"} if typed else {}
+    args = ["-m", "mcpgen", "run", f"{where}:{attr}" if attr else where]
+    if style == "goose":
+        return {
+            "enabled": True,
+            "type": "stdio",
+            "name": name,
+            "description": f"MCP server {name} (mcpgen run)",
+            "cmd": sys.executable,
+            "args": args,
+            "envs": env,
+            "timeout": GOOSE_TIMEOUT,
+        }
+    entry: dict[str, Any] = {"type": "stdio"} if style == "typed" else {}
     entry["command"] = sys.executable
-    entry["args"] = ["-m", "mcpgen", "run", f"{where}:{name}" if name else where]
+    entry["args"] = args
     if env:
         entry["env"] = env
     return entry
@@ -81,7 +129,21 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
     return env
 
 
-def read_config(path: Path) -> dict[str, Any]:
+def _yaml() -> Any:
+    """PyYAML (imported by name: it ships no type stubs, and only Goose needs it)."""
+    import importlib
+
+    try:
+        return importlib.import_module("yaml")
+    except ModuleNotFoundError:
+        from mcpgen.origin import install_command
+
+        raise InstallError(
+            f"Goose keeps its settings in YAML, which needs the goose extra (PyYAML): {install_command('goose')}"
+        ) from None
+
+
+def read_config(path: Path, yaml: bool = False) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
@@ -90,16 +152,33 @@ def read_config(path: Path) -> dict[str, Any]:
         raise InstallError(f"cannot read {path}: {exc.strerror}") from None
     if not text.strip():
         return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InstallError(
-            f"{path} is not plain JSON ({exc.msg}, line {exc.lineno}); fix it, or add the entry "
-            "that --dry-run prints by hand"
-        ) from None
+    if yaml:
+        reader = _yaml()
+        try:
+            data = reader.safe_load(text)
+        except reader.YAMLError as exc:
+            raise InstallError(f"{path} is not YAML ({str(exc).splitlines()[0]}); fix it first") from None
+        kind = "YAML"
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InstallError(
+                f"{path} is not plain JSON ({exc.msg}, line {exc.lineno}); fix it, or add the entry "
+                "that --dry-run prints by hand"
+            ) from None
+        kind = "JSON"
     if not isinstance(data, dict):
-        raise InstallError(f"{path} holds a JSON {type(data).__name__}, not an object")
+        raise InstallError(f"{path} holds a {kind} {type(data).__name__}, not a mapping")
     return data
+
+
+def dumps(data: dict[str, Any], yaml: bool = False) -> str:
+    """The config's text: JSON indented as hosts write it, or YAML in the file's own order."""
+    if yaml:
+        text: str = _yaml().safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+        return text
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 @dataclass(frozen=True)
@@ -151,8 +230,8 @@ def install_server(
     where, attr = split_target(target)
     variables = parse_env(env)
     server_name = name or served_name(target, variables) or attr or Path(where).stem.split(".")[-1] or where
-    entry = server_entry(target, variables, spec.typed)
-    data = read_config(path)
+    entry = server_entry(target, variables, spec.style, server_name)
+    data = read_config(path, spec.yaml)
     servers = data.setdefault(spec.key, {})
     if not isinstance(servers, dict):
         raise InstallError(f"{path}: {spec.key!r} is a JSON {type(servers).__name__}, not an object")
@@ -165,7 +244,7 @@ def install_server(
             "pick another --name, or --force to replace it"
         )
     servers[server_name] = entry
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    text = dumps(data, spec.yaml)
     if not dry_run:
         _write_atomically(path, text)
     return Written(path, server_name, text, replaced, spec.label)

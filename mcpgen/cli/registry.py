@@ -11,6 +11,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from mcpgen.cli.sanitize import markup
+
 registry = typer.Typer(
     name="registry",
     help="A server.json for the official MCP Registry: write it (init) or check it (validate).",
@@ -22,7 +24,8 @@ _err = Console(stderr=True, soft_wrap=True)
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    _err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    # markup(): messages quote [tool.mcpgen.registry], which rich would take for a style.
+    _err.print(f"[bold red]error:[/] {markup(message)}", highlight=False, markup=True)
     return typer.Exit(code)
 
 
@@ -50,6 +53,7 @@ def init(
     from mcpgen.scaffold import registry as entry
 
     target = directory / "server.json"
+    given = name is not None
     if name is None and target.is_file():
         try:
             existing = json.loads(target.read_text(encoding="utf-8")).get("name")
@@ -66,7 +70,19 @@ def init(
     problems = entry.validate(document)
     if problems:
         raise _fail(f"the server.json would not validate: {'; '.join(problems)}")
+    pyproject = directory / "pyproject.toml"
+    text = updated = ""
+    if given:
+        # --name is the project's name from now on: pyproject.toml says so too, so that the
+        # next init does not bring the old one back.
+        try:
+            text = pyproject.read_text(encoding="utf-8")
+            updated = entry.with_registry_name(text, project.name, str(pyproject))
+        except (OSError, entry.RegistryError) as exc:
+            raise _fail(str(exc)) from None
     target.write_text(entry.dumps(document), encoding="utf-8")
+    if updated != text:
+        pyproject.write_text(updated, encoding="utf-8")
     readme = directory / "README.md"
     if readme.is_file():
         readme.write_text(entry.with_mcp_name(readme.read_text(encoding="utf-8"), project.name), encoding="utf-8")
@@ -83,7 +99,8 @@ def init(
 def validate(
     path: Annotated[Path, typer.Argument(help="The server.json to check.")] = Path("server.json"),
 ) -> None:
-    """Check a server.json against the registry's schema (version 2025-12-11).
+    """Check a server.json against the registry's schema (version 2025-12-11), and that it
+    is ready to publish (its name not the placeholder mcpgen new writes).
 
     Exit codes: 0 valid, 1 invalid (each problem on a line), 2 unreadable.
 
@@ -98,7 +115,7 @@ def validate(
         raise _fail(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise _fail(f"{path}: not JSON ({exc})") from None
-    problems = entry.validate(document)
+    problems = entry.validate(document) + entry.placeholder_problems(document)
     for problem in problems:
         print(problem)
     if problems:

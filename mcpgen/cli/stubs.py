@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+
+from mcpgen.cli.sanitize import clean, clean_line, markup
 
 if TYPE_CHECKING:
     from mcpgen.codegen.stubs import Description
@@ -175,14 +176,16 @@ def stubs(
     except Exception as exc:
         if debug:
             raise
-        err.print(f"[bold red]error:[/] {escape(_message(exc))}", highlight=False)
+        err.print(f"[bold red]error:[/] {markup(_message(exc))}", highlight=False)
         raise typer.Exit(2) from None
 
 
 def _message(exc: Exception) -> str:
     """One line for an error; our own kinds say it themselves."""
     if isinstance(exc, ModuleNotFoundError):
-        return f"mcpgen stubs needs the codegen extra ({exc.name} is missing): pip install 'mcpgen[codegen]'"
+        from mcpgen.origin import install_command
+
+        return f"mcpgen stubs needs the codegen extra ({exc.name} is missing): {install_command('codegen')}"
     from mcpgen.cli.call import CallError
     from mcpgen.codegen.render import FormatError
 
@@ -210,20 +213,23 @@ def _stubs(
     command = command_line(target, out, class_name)
     text = render(description, command, class_name)
     if out is None:
-        sys.stdout.write(text)
+        # To a file or a pipe, the module as generated; on a terminal, nothing in it may act.
+        sys.stdout.write(clean(text) if sys.stdout.isatty() else text)
         return
     if check_only:
         stale = check(out, text)
+        # The report quotes the server (its name, version, tools, arguments): sanitized.
         if stale is None:
-            print(f"{out}: up to date with {description.name} {description.version} ({description.sha256[:12]})")
+            server = f"{description.name} {description.version}"
+            print(clean_line(f"{out}: up to date with {server} ({description.sha256[:12]})"))
             return
         for line in stale.changes or ["no signature changed; the text did:"]:
-            print(line)
+            print(clean_line(line))
         if not stale.changes:
-            sys.stdout.write(stale.diff)
+            sys.stdout.write(clean(stale.diff))
         err.print(
             "[bold red]error:[/] "
-            + escape(
+            + markup(
                 f"{out} does not match {description.name} {description.version}: "
                 f"{f'{len(stale.changes)} change(s)' if stale.changes else 'its text changed'}; run `{command}`"
             ),
@@ -236,7 +242,8 @@ def _stubs(
         len(description.prompts),
         len(description.resource_templates),
     )
-    print(f"wrote {out}: {tools} tools, {prompts} prompts, {templates} resource templates ({description.sha256[:12]})")
+    made = f"{tools} tools, {prompts} prompts, {templates} resource templates"
+    print(f"wrote {clean_line(out)}: {made} ({description.sha256[:12]})")
 
 
 __all__ = ["Connect", "Stale", "check", "command_line", "describe", "is_saved", "render", "stubs"]

@@ -9,6 +9,7 @@ import contextlib
 
 from rich.console import Console
 
+from mcpgen.cli.sanitize import clean_line
 from mcpgen.generated import CallToolResult
 from mcpgen.runtime.client.client import Client
 from mcpgen.runtime.client.tasks import TaskCancelled, TaskFailed, TaskHandle, TaskStatus
@@ -28,13 +29,14 @@ def _note(err: Console, line: str) -> None:
 
 
 def describe(status: TaskStatus) -> str:
-    """One line of a task's state: ``task ID: working: step 2 of 3``."""
+    """One line of a task's state: ``task ID: working: step 2 of 3`` (the server's text
+    in it sanitized)."""
     line = f"task {status.task_id}: {status.status}"
     if status.status_message:
         line += f": {status.status_message}"
     if status.input_requests:
         line += f" (asks: {', '.join(status.input_requests)})"
-    return line
+    return clean_line(line)
 
 
 async def _cancel(handle: TaskHandle) -> None:
@@ -62,18 +64,18 @@ async def run_task(
     handle = await client.start_task(
         name, arguments, on_progress=on_progress, on_status=lambda status: _note(err, describe(status))
     )
-    if handle.task_id is None:
+    if handle.task_id is None:  # (a task id is the server's text too: sanitized where shown)
         _note(err, "the server answered at once, without a task")
     try:
         return await handle.wait()
     except TaskFailed as exc:
-        raise TaskError(f"task {handle.task_id} failed with error {exc.code}: {exc.message}") from None
+        raise TaskError(clean_line(f"task {handle.task_id} failed with error {exc.code}: {exc.message}")) from None
     except TaskCancelled as exc:
-        raise TaskError(str(exc)) from None
+        raise TaskError(clean_line(exc)) from None
     except asyncio.CancelledError:
         # Ctrl-C (asyncio.run cancels the main task): stop the task too, then end
         # normally so the command can say so and exit 130.
-        _note(err, f"cancelling task {handle.task_id}")
+        _note(err, clean_line(f"cancelling task {handle.task_id}"))
         current = asyncio.current_task()
         if current is not None:
             current.uncancel()  # handled here: later awaits (the cancel, closing) run normally

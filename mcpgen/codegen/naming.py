@@ -19,8 +19,10 @@ def field_name(wire: str) -> str:
     name = snake(wire.lstrip("_$")) or "value"
     # Hard keywords only: a soft keyword (match, case, and type since 3.12) is a legal name,
     # and the list of them changes with the Python running the generator, its output must not.
-    if keyword.iskeyword(name) or name[0].isdigit():
+    if keyword.iskeyword(name):
         name += "_"
+    elif name[0].isdigit():  # "+1", "2fa": a trailing underscore would not make a name of it
+        name = f"n{name}"
     return name
 
 

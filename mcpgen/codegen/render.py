@@ -126,7 +126,7 @@ def format_files(raw: dict[str, str]) -> dict[str, str]:
         paths = {name: Path(tmp) / name for name in raw if raw[name]}
         for name, path in paths.items():
             path.write_text(raw[name], encoding="utf-8")
-        done = subprocess.run([_ruff(), *RUFF_ARGS, *map(str, paths.values())], capture_output=True, text=True)
+        done = subprocess.run([ruff_binary(), *RUFF_ARGS, *map(str, paths.values())], capture_output=True, text=True)
         if done.returncode != 0:
             # Kept for debugging in a directory of its own (mkdtemp: a fresh name, readable by
             # this user alone), never at a fixed path in the shared temp directory, where
@@ -140,7 +140,7 @@ def format_files(raw: dict[str, str]) -> dict[str, str]:
     return formatted
 
 
-def _ruff() -> str:
+def ruff_binary() -> str:
     """The ruff binary of the environment mcpgen runs in (else the one on PATH)."""
     beside = Path(sysconfig.get_path("scripts")) / "ruff"
     return str(beside) if beside.exists() else shutil.which("ruff") or "ruff"
@@ -384,6 +384,9 @@ def docstring(text: str | None, *, link: str | None = None, indent: int = 4) -> 
         parts.append(f"Spec: {link}")
     body = "\n\n".join(parts) or "(undocumented)"
     body = body.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    slashes = len(body[:-1]) - len(body[:-1].rstrip("\\"))
+    if body.endswith('"') and slashes % 2 == 0:  # an unescaped quote would run into the closing ones
+        body = body[:-1] + '\\"'
     pad = " " * indent
     body = textwrap.indent(body, pad).lstrip()
     if "\n" in body:

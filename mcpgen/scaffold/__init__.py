@@ -15,10 +15,14 @@ becomes ``.`` (dotfiles would escape package-data globs) and the ``.tmpl`` suffi
 The host configurations (``claude_desktop_config.json``, ``.vscode/mcp.json``) are built as
 data and written with :mod:`json`, so paths are escaped correctly; the README quotes them.
 
-The project's dependency on mcpgen must install on any machine. From an index it is a
-plain requirement; when mcpgen runs from a checkout (it is not on PyPI) the project names
-that checkout by its path *relative to the project*, which hatchling (the project's build
-backend) turns into a ``file:`` URL where it is installed: ``{root:parent:uri}/mcpgen``.
+The project's dependency on mcpgen must install from where this mcpgen came from
+(:mod:`mcpgen.origin`; it is not on PyPI). From an index it is a plain requirement. From a
+checkout (or another directory) the project names it by its path *relative to the project*,
+which hatchling (the project's build backend) turns into a ``file:`` URL where it is
+installed (``{root:parent:uri}/mcpgen``), so the two can move to another machine together;
+when the two share no folder but ``/`` that would be ``file:////...``, which pip 23 refuses
+("Invalid URL given"), so it is then the checkout's absolute ``file:`` URL. From a wheel, an
+sdist or a git URL it is that direct reference.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from urllib.parse import quote, unquote
 
+from mcpgen.origin import Origin, origin
 from mcpgen.scaffold import registry
 from mcpgen.version import __version__
 
@@ -46,6 +51,7 @@ __all__ = [
     "create_project",
     "mcpgen_checkout",
     "mcpgen_requirement",
+    "project_requirement",
     "render_project",
     "validate_name",
 ]
@@ -92,28 +98,40 @@ def validate_name(name: str) -> str:
 
 def mcpgen_checkout() -> Path | None:
     """The checkout this mcpgen runs from (a directory whose pyproject.toml is mcpgen's),
-    or None when mcpgen was installed from an index or a wheel."""
-    checkout = Path(__file__).resolve().parent.parent.parent
-    pyproject = checkout / "pyproject.toml"
-    if pyproject.is_file() and 'name = "mcpgen"' in pyproject.read_text(encoding="utf-8"):
-        return checkout
-    return None
+    or None when mcpgen was installed from an index, an archive or a git URL."""
+    source = origin()
+    return Path(source.where) if source.kind == "checkout" else None
 
 
 def mcpgen_requirement(target: Path, checkout: Path | None = None) -> str:
     """How a project in ``target`` depends on mcpgen: this version or newer from an index,
     or, given the mcpgen ``checkout`` to use, that checkout by its path relative to the
     project, e.g. ``mcpgen[http] @ {root:parent:uri}/mcpgen`` for a checkout beside it.
-    Only where no relative path exists (another drive on Windows) is it an absolute URL."""
+    Where the two share no folder but the root (or are on two drives, on Windows) it is the
+    checkout's absolute URL: a relative one would climb to ``/`` and read ``file:////src``."""
     if checkout is None:
         return f"mcpgen[http]>={__version__}"
+    source, project = checkout.resolve(), target.resolve()
     try:
-        relative = PurePosixPath(Path(os.path.relpath(checkout.resolve(), target.resolve())).as_posix())
+        shared = Path(os.path.commonpath([source, project]))
+        relative = PurePosixPath(Path(os.path.relpath(source, project)).as_posix())
     except ValueError:
-        return f"mcpgen[http] @ {checkout.resolve().as_uri()}"
+        return f"mcpgen[http] @ {source.as_uri()}"
+    if shared == Path(shared.anchor):
+        return f"mcpgen[http] @ {source.as_uri()}"
     ups = relative.parts.count("..")  # relpath puts them first
     rest = "/".join(quote(part) for part in relative.parts[ups:])  # quote() also escapes { and }
     return "mcpgen[http] @ {root" + ":parent" * ups + ":uri}" + (f"/{rest}" if rest else "")
+
+
+def project_requirement(target: Path, source: Origin | None = None) -> str:
+    """How a project in ``target`` depends on the mcpgen ``source`` (default: the running
+    one, :func:`mcpgen.origin.origin`): see :func:`mcpgen_requirement` for a checkout or a
+    directory; a wheel, sdist or git URL by its direct reference; else this version or newer."""
+    source = source or origin()
+    if source.kind in ("checkout", "directory"):
+        return mcpgen_requirement(target, Path(source.where))
+    return source.requirement("http")
 
 
 def create_project(

@@ -163,6 +163,50 @@ def with_mcp_name(readme: str, name: str) -> str:
     return f"{mcp_name_line(name)}\n\n{text}"
 
 
+def placeholder_problems(document: Any) -> list[str]:
+    """The ways ``document`` is not ready to publish that the schema cannot see: the name
+    still in the placeholder namespace ``mcpgen new`` writes."""
+    name = document.get("name") if isinstance(document, dict) else None
+    if isinstance(name, str) and name.startswith(PLACEHOLDER_NAMESPACE + "/"):
+        rest = name.removeprefix(PLACEHOLDER_NAMESPACE + "/")
+        return [
+            f"$.name: {name!r} is the placeholder namespace mcpgen new writes: use yours "
+            f"(mcpgen registry init --name io.github.<you>/{rest})"
+        ]
+    return []
+
+
+_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*mcpgen\s*\.\s*registry\s*\]\s*(?:#.*)?$")
+_NAME_KEY = re.compile(r"^(\s*)name\s*=")
+
+
+def with_registry_name(pyproject: str, name: str, path: str = "pyproject.toml") -> str:
+    """``pyproject``'s text with ``[tool.mcpgen.registry] name`` set to ``name`` (the rest of
+    the file as it was: comments, order); the table is added when it is missing."""
+    line_of = f"name = {json.dumps(name)}"  # a JSON string is a TOML basic string
+    lines = pyproject.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if _TABLE.match(line)), None)
+    if start is None:
+        text = pyproject + ("" if pyproject.endswith("\n") or not pyproject else "\n")
+        text += f"\n[tool.mcpgen.registry]\n{line_of}\n"
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")), len(lines))
+        found = next((i for i in range(start + 1, end) if _NAME_KEY.match(lines[i])), None)
+        if found is None:
+            lines.insert(start + 1, line_of + "\n")
+        else:
+            indent = _NAME_KEY.match(lines[found])
+            lines[found] = (indent[1] if indent else "") + line_of + "\n"
+        text = "".join(lines)
+    try:
+        written = tomllib.loads(text).get("tool", {}).get("mcpgen", {}).get("registry", {}).get("name")
+    except tomllib.TOMLDecodeError as exc:
+        raise RegistryError(f"{path}: cannot set [tool.mcpgen.registry] name: {exc}") from None
+    if written != name:  # a multi-line value, a dotted key: not a file to edit by line
+        raise RegistryError(f"{path}: cannot set [tool.mcpgen.registry] name; set it by hand to {name!r}")
+    return text
+
+
 def validate(document: Any) -> list[str]:
     """Every way ``document`` breaks the registry's server.json schema, one line each
     (``$.path: message``); empty when it is valid."""
@@ -184,8 +228,10 @@ __all__ = [
     "dumps",
     "mcp_name_line",
     "parse_project",
+    "placeholder_problems",
     "read_project",
     "server_json",
     "validate",
     "with_mcp_name",
+    "with_registry_name",
 ]

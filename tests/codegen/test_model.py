@@ -205,3 +205,24 @@ def test_attribute_names_do_not_depend_on_the_python_running_the_generator(wire:
     by the running interpreter's list made the bindings generated on 3.12 differ from the
     committed ones."""
     assert field_name(wire) == attribute
+
+
+@pytest.mark.parametrize(("wire", "attribute"), [("+1", "n1"), ("-1", "n1"), ("2fa", "n2fa"), ("401", "n401")])
+def test_a_wire_name_that_starts_with_a_digit_gets_a_name(wire: str, attribute: str) -> None:
+    """GitHub's reactions have a ``+1`` field: a trailing underscore (``1_``) is no Python
+    name, a leading letter is (the wire name stays in ``field(name=...)``)."""
+    assert field_name(wire) == attribute
+    assert attribute.isidentifier()
+
+
+@pytest.mark.parametrize("text", ['Where did this come from?"', 'ends with """', 'a \\ and a quote"', '"'])
+def test_a_docstring_whatever_its_text_ends_with_stays_one_string(text: str) -> None:
+    import ast
+
+    from mcpgen.codegen.render import docstring
+
+    source = f"def f():\n    {docstring(text)}\n"
+    body = ast.parse(source).body[0]
+    assert isinstance(body, ast.FunctionDef)
+    assert ast.get_docstring(body, clean=False) is not None
+    assert len(body.body) == 1

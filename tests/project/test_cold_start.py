@@ -73,16 +73,20 @@ NOT_BEFORE_FIRST_ANSWER = (
 # joining this list is a choice to make here, not an accident of an import.
 FIRST_ANSWER_RUNTIME = {
     "mcpgen.runtime": ("errors", "extras", "versions"),
-    "mcpgen.runtime.jsonrpc": ("capabilities", "eager", "framing", "session", "transport"),
-    "mcpgen.runtime.shared": ("files", "handshake", "headers", "jsonschema", "meta"),
+    "mcpgen.runtime.jsonrpc": ("capabilities", "context", "eager", "framing", "kernel", "session", "transport"),
+    "mcpgen.runtime.shared": ("extension", "files", "handshake", "headers", "jsonschema", "meta"),
     "mcpgen.runtime.transports": ("stdio",),
     "mcpgen.runtime.auth": ("info",),
     "mcpgen.runtime.server": (
         "caching",
+        "catalog",
         "content",
         "context",
         "era",
+        "features",
+        "handlers",
         "input_required",
+        "lifespan",
         "listen",
         "registry",
         "running",

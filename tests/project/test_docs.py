@@ -126,3 +126,75 @@ def test_every_page_is_in_the_nav() -> None:
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     pages = [str(page.relative_to(DOCS)) for page in DOCS.rglob("*.md")]
     assert [page for page in pages if page not in nav] == []
+
+
+def test_the_guides_name_the_extra_each_command_needs() -> None:
+    """`mcpgen stubs` (the generator) needs the codegen extra; its guide says so, as the
+    codegen guide does, and the lists of extras name the otel extra too."""
+    for guide in ("stubs.md", "codegen.md"):
+        assert "codegen" in (DOCS / guide).read_text(encoding="utf-8").split("```")[0], guide
+    assert "`otel`" in (DOCS / "index.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`otel`" in readme.split("## Quick start")[0] and "`mcpgen stubs`" in readme.split("## Quick start")[0]
+
+
+def test_the_site_has_its_url_and_its_build_is_ignored() -> None:
+    """`mkdocs build` writes site/ at the root: git ignores it; mkdocs.yml names site_url
+    (the sitemap and canonical links need it), from SITE_URL when published."""
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert re.search(r"^site_url: !ENV \[SITE_URL, \"http://127\.0\.0\.1:8000/\"\]$", config, re.M)
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", "site/index.html"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert ignored.returncode == 0, "site/ is not ignored by git"
+
+
+def _paths_hold(block: str, cwd: Path) -> list[str]:
+    """Run a shell block in the head: follow its `cd`s and check that every file a command
+    names (a script python runs, a package.json npm reads) is there at that point."""
+    import shlex
+
+    problems = []
+    for line in block.splitlines():
+        for command in line.split("#", 1)[0].split("&&"):
+            words = shlex.split(command)
+            if not words:
+                continue
+            if words[0] == "cd":
+                cwd = (cwd / words[1]).resolve()
+                if not cwd.is_dir():
+                    problems.append(f"cd {words[1]}: no such folder")
+            elif words[0] == "npm" and not (cwd / "package.json").is_file():
+                problems.append(f"{command.strip()}: no package.json in {cwd}")
+            elif words[0] in ("python", "python3") and not (cwd / words[1]).is_file():
+                problems.append(f"{command.strip()}: no {words[1]} in {cwd}")
+            elif words[:3] == ["mcpgen", "apps", "preview"] and shlex.split(words[3])[0] == "python":
+                script = shlex.split(words[3])[1]
+                if not (cwd / script).is_file():
+                    problems.append(f"{command.strip()}: no {script} in {cwd}")
+    return problems
+
+
+def test_the_apps_example_commands_run_in_sequence() -> None:
+    """docs/apps.md (from the root of a clone) and examples/apps/README.md (from its folder):
+    each command finds what it names where the commands before it left the shell."""
+    guide = (DOCS / "apps.md").read_text(encoding="utf-8").split("## The example", 1)[1]
+    readme = (ROOT / "examples" / "apps" / "README.md").read_text(encoding="utf-8")
+    for text, start in ((guide, ROOT), (readme, ROOT / "examples" / "apps")):
+        block = text.split("```bash\n", 1)[1].split("```", 1)[0]
+        assert "mcpgen apps preview" in block
+        assert _paths_hold(block, start) == []
+    assert _paths_hold("cd examples/apps\npython examples/apps/server.py http 8000\n", ROOT)  # the old order fails
+
+
+def test_no_guide_installs_mcpgen_from_an_index() -> None:
+    """mcpgen is not on an index yet (the README says so): a guide's install command is
+    the one that works, from a clone (`pip install -e '.[http]'`), not `pip install 'mcpgen[http]'`."""
+    assert "mcpgen is not on PyPI yet" in (ROOT / "README.md").read_text(encoding="utf-8")
+    offenders = [
+        f"{page.relative_to(ROOT)}:{number}"
+        for page in PAGES
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"pip install ['\"]?mcpgen\b", line)
+    ]
+    assert offenders == []

@@ -80,8 +80,9 @@ def test_a_name_whose_extra_is_missing_says_which_extra() -> None:
         "    print(type(exc).__name__, exc)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    # The command installs the extra the way this mcpgen came (here: its checkout, editable).
     assert done.stdout.strip() == (
-        "MissingExtra BearerAuth needs the auth extra (httpx is missing): pip install 'mcpgen[auth]'"
+        f"MissingExtra BearerAuth needs the auth extra (httpx is missing): pip install -e '{ROOT}[auth]'"
     ), done.stdout + done.stderr
 
 

@@ -25,6 +25,7 @@ PACKAGE = ROOT / "mcpgen"
 # Units on one layer never import each other (server/client, transports/stores, ...).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("mcpgen.version", "mcpgen.schema", "mcpgen.protocol"),
+    ("mcpgen.origin",),  # where mcpgen was installed from: the install hints of every layer above
     ("mcpgen.generated",),
     ("mcpgen.runtime",),  # errors, versions, extras (and the package's docstring)
     ("mcpgen.runtime.jsonrpc",),
@@ -34,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("mcpgen.runtime.middleware",),  # request middleware and tracing: both sides build on it
     ("mcpgen.runtime.server", "mcpgen.runtime.client"),
     ("mcpgen.codegen", "mcpgen.scaffold", "mcpgen.testing"),
+    ("mcpgen.openapi",),  # `mcpgen openapi`: codegen's builder; its runtime/ serves the generated projects
     ("mcpgen.cli",),
     ("mcpgen", "mcpgen.__main__"),  # the public API (lazy) and `python -m mcpgen`
 )

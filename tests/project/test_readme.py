@@ -48,7 +48,7 @@ async def test_the_quick_start_server_answers_the_client(quick_start: Path) -> N
 
             assert [resource.uri for resource in await client.list_resources()] == ["config://app"]
             contents = (await client.read_resource("config://app")).contents
-            assert contents == [TextResourceContents(uri="config://app", text="theme=dark")]
+            assert contents == [TextResourceContents(uri="config://app", text="theme=dark", mime_type="text/plain")]
 
             assert [prompt.name for prompt in await client.list_prompts()] == ["review"]
             prompt = await client.get_prompt("review", {"code": "x = 1"})
@@ -133,3 +133,51 @@ def test_the_readmes_run_command_works(tmp_path: Path) -> None:
     )
     # build/ comes first on the path: the generated package, not the official SDK's ``mcp``.
     assert check.stdout.split() == [str(package / "types.py"), "CallToolResult"], check.stderr
+
+
+@pytest.mark.slow
+def test_the_quick_start_passes_mypy_strict(quick_start: Path) -> None:
+    """The README promises mypy --strict clean code: its server and client are (the client
+    once read `.contents[0].text`, which a blob resource lacks: union-attr)."""
+    client = README.split("in `client.py` beside it:\n\n```python\n", 1)[1].split("```", 1)[0]
+    (quick_start.parent / "client.py").write_text(client, encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "server.py", "client.py"],
+        cwd=quick_start.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def _ratios(text: str) -> list[str]:
+    return re.findall(r"(\d+(?:\.\d+)?)x", text)
+
+
+def test_the_speed_claims_are_one_set_from_docs_speed() -> None:
+    """ "Why pick it" says what the README's speed table says, and the table says what
+    docs/speed.md measured (its medians, rounded as the README shows them): one set of
+    numbers, never two."""
+    claim = next(line for line in README.splitlines() if line.startswith("* **Fast**"))
+    rows = {
+        "TypeScript SDK": next(
+            line for line in README.splitlines() if line.startswith("| mcpgen `async def` ÷ TypeScript")
+        ),
+        "Python SDK": next(
+            line for line in README.splitlines() if line.startswith("| mcpgen `async def` ÷ Python SDK")
+        ),
+    }
+    table = {who: _ratios(row) for who, row in rows.items()}  # stdio 2025 / 2026, HTTP 2025 / 2026
+    assert sorted(_ratios(claim)) == sorted(table["TypeScript SDK"] + table["Python SDK"]), (claim, table)
+    speed = (ROOT / "docs" / "speed.md").read_text(encoding="utf-8")
+    sections = ["stdio, 2025-11-25", "stdio, 2026-07-28", "Streamable HTTP, 2025-11-25", "Streamable HTTP, 2026-07-28"]
+    for who, label in (("TypeScript SDK", "vs TypeScript SDK**"), ("Python SDK", "vs Python SDK")):
+        for shown, section in zip(table[who], sections, strict=True):
+            body = speed.split(f"### {section} (median of 3 runs)", 1)[1].split("###", 1)[0]
+            row = next(line for line in body.splitlines() if line.startswith("| **mcpgen `async def` " + label))
+            if who == "Python SDK" and "stdio" in section:
+                row = next(line for line in body.splitlines() if "vs Python SDK `MCPServer`**" in line)
+            measured = float(row.split("|")[3].strip().rstrip("x"))  # req/s, many in flight
+            decimals = len(shown.split(".")[1]) if "." in shown else 0
+            assert f"{measured:.{decimals}f}" == shown, (who, section, row, shown)

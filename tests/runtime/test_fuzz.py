@@ -623,7 +623,7 @@ def _http_headers(rng: random.Random, session_id: str) -> tuple[dict[str, str], 
 
 async def _http_fuzz(seed: int) -> dict[str, int]:
     demo = load_demo()
-    tools = dict(demo.server._tools)
+    tools = dict(demo.server.catalog.tools)
     app = demo.server.http_app()
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     rng = random.Random(seed)
@@ -663,7 +663,7 @@ async def _http_fuzz(seed: int) -> dict[str, int]:
                 assert ping.status_code == 200 and ping.json() == {"jsonrpc": "2.0", "id": "p", "result": {}}, ping.text
     finally:
         await app.close()
-        for name in [n for n in demo.server._tools if n not in tools]:
+        for name in [n for n in demo.server.catalog.tools if n not in tools]:
             demo.server.remove_tool(name)
     return tally
 

@@ -99,9 +99,14 @@ def test_a_new_project_has_a_valid_server_json_and_the_mcp_name_line(
     readme = (tmp_path / "README.md").read_text()
     assert readme.count("mcp-name:") == 1
     assert readme.startswith("# weather-tools\n\n<!-- mcp-name: io.github.YOUR-GITHUB-USER/weather-tools -->\n\n")
-    # The CLI agrees with the file mcpgen new wrote.
+    # The CLI agrees that the file fits the schema, and says it is not ready to publish:
+    # its name is still the placeholder.
     done = mcpgen("registry", "validate", str(tmp_path / "server.json"))
-    assert done.returncode == 0 and "valid (server.json schema 2025-12-11)" in done.stdout
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "$.name: 'io.github.YOUR-GITHUB-USER/weather-tools' is the placeholder namespace mcpgen new writes: "
+        "use yours (mcpgen registry init --name io.github.<you>/weather-tools)"
+    ]
 
 
 def test_registry_init_from_pyproject_then_after_a_version_bump(tmp_path: Path) -> None:
@@ -131,6 +136,35 @@ def test_registry_init_from_pyproject_then_after_a_version_bump(tmp_path: Path) 
         and json.loads((tmp_path / "server.json").read_text())["name"] == "io.github.alice/weather"
     )
     assert "placeholder" not in again.stderr
+    # --name went into pyproject.toml too (comments and the rest kept), so it sticks.
+    text = pyproject.read_text()
+    assert 'name = "io.github.alice/weather"' in text and "YOUR-GITHUB-USER" not in text
+    assert "# `mcpgen registry init` writes server.json" in text
+    assert mcpgen("registry", "validate", str(tmp_path / "server.json")).returncode == 0
+    (tmp_path / "server.json").unlink()
+    third = mcpgen("registry", "init", str(tmp_path))
+    assert (
+        third.returncode == 0
+        and json.loads((tmp_path / "server.json").read_text())["name"] == "io.github.alice/weather"
+    )
+
+
+@pytest.mark.parametrize(
+    "pyproject",
+    [
+        '[project]\nname = "w"\n',  # no table
+        '[project]\nname = "w"\n\n[tool.mcpgen.registry]\ntransport = "stdio"\n',  # a table without a name
+        '[tool.mcpgen.registry]\n  name = "io.github.old/w"  # mine\n[other]\nname = "kept"\n',
+    ],
+)
+def test_the_registry_name_is_set_in_pyproject_whatever_its_shape(pyproject: str) -> None:
+    import tomllib
+
+    text = entry.with_registry_name(pyproject, 'io.github.new/w"q')
+    data = tomllib.loads(text)
+    assert data["tool"]["mcpgen"]["registry"]["name"] == 'io.github.new/w"q'
+    assert data.get("other", {}).get("name", "kept") == "kept"
+    assert data.get("project", {}).get("name", "w") == "w"
 
 
 def test_registry_errors_are_one_line(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import uuid
 from pathlib import Path
 
 import anyio
@@ -257,6 +258,27 @@ async def test_the_official_sdk_client_uses_the_generated_server(
                 assert result.structured_content == {"words": 3, "characters": 15, "longest": "hello"}
 
 
+@pytest.mark.slow
+def test_every_kind_of_project_passes_mypy_strict(tmp_path: Path) -> None:
+    """The projects promise mypy --strict clean code, their tests included (the --auth
+    tests once indexed a structured result that may be msgspec.UNSET)."""
+    for kind, options in {
+        "stdio": {},
+        "http": {"transport": "http"},
+        "auth": {"transport": "http", "auth": True},
+    }.items():
+        project = tmp_path / kind
+        create_project(NAME, project, **options)  # type: ignore[arg-type]
+        checked = subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), PACKAGE, "tests"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert checked.returncode == 0, (kind, checked.stdout + checked.stderr)
+
+
 # ---------------------------------------------------------------- the dependency on mcpgen
 
 
@@ -264,11 +286,10 @@ async def test_the_official_sdk_client_uses_the_generated_server(
     ("checkout", "target", "requirement"),
     [
         ("/src/mcpgen", "/src/weather", "mcpgen[http] @ {root:parent:uri}/mcpgen"),
-        (
-            "/src/mcpgen",
-            "/home/me/projects/weather",
-            "mcpgen[http] @ {root:parent:parent:parent:parent:uri}/src/mcpgen",
-        ),
+        ("/home/me/src/mcpgen", "/home/me/projects/weather", "mcpgen[http] @ {root:parent:parent:uri}/src/mcpgen"),
+        # Sharing only `/`: a relative URL would read file:////src/mcpgen, which pip 23.2 refuses.
+        ("/src/mcpgen", "/home/me/projects/weather", "mcpgen[http] @ file:///src/mcpgen"),
+        ("/work/mcpgen", "/tmp/weather", "mcpgen[http] @ file:///work/mcpgen"),
         ("/src/mcpgen", "/src/mcpgen/examples/weather", "mcpgen[http] @ {root:parent:parent:uri}"),
         ("/src/my {tools}/mc pgen", "/src/weather", "mcpgen[http] @ {root:parent:uri}/my%20%7Btools%7D/mc%20pgen"),
     ],
@@ -281,19 +302,36 @@ def test_without_a_checkout_the_project_depends_on_this_version() -> None:
     assert mcpgen_requirement(Path("/src/weather")) == f"mcpgen[http]>={__version__}"
 
 
-def test_mcpgen_new_from_this_checkout_writes_no_path_of_this_machine(tmp_path: Path) -> None:
+def test_mcpgen_new_from_this_checkout_writes_no_path_of_this_machine() -> None:
+    """A project that shares a folder with the checkout names it relatively (here: under the
+    checkout's git-ignored build/, the only place beside it this test may write)."""
+    target = ROOT / "build" / f"scaffold-{uuid.uuid4().hex[:8]}" / "demo"
+    try:
+        command = [sys.executable, "-m", "mcpgen.cli", "new", "demo", "--dir", str(target)]
+        created = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert created.returncode == 0, created.stderr
+        assert mcpgen_checkout() == ROOT
+        pyproject = (target / "pyproject.toml").read_text()
+        (dependency,) = tomllib.loads(pyproject)["project"]["dependencies"]
+        assert dependency == mcpgen_requirement(target, ROOT) == "mcpgen[http] @ {root:parent:parent:parent:uri}"
+        assert "file:" not in pyproject and str(ROOT) not in pyproject  # nothing absolute
+        readme = (target / "README.md").read_text()
+        assert "mcpgen is not on PyPI" in readme and os.path.relpath(ROOT, target) in readme
+    finally:
+        shutil.rmtree(target.parent, ignore_errors=True)
+
+
+def test_mcpgen_new_far_from_the_checkout_names_it_absolutely(tmp_path: Path) -> None:
+    """Sharing only `/` with the checkout: its absolute file: URL (the relative form would
+    climb to `/`, which pip 23.2 refuses as "Invalid URL given")."""
+    if Path(os.path.commonpath([tmp_path, ROOT])) != Path("/"):
+        pytest.fail(f"this test needs a temporary folder that shares only / with the checkout: {tmp_path}")
     target = tmp_path / "demo"
     command = [sys.executable, "-m", "mcpgen.cli", "new", "demo", "--dir", str(target)]
     created = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert created.returncode == 0, created.stderr
-    assert mcpgen_checkout() == ROOT
-    pyproject = (target / "pyproject.toml").read_text()
-    (dependency,) = tomllib.loads(pyproject)["project"]["dependencies"]
-    assert dependency == mcpgen_requirement(target, ROOT)
-    assert dependency.startswith("mcpgen[http] @ {root:parent:") and "file:" not in pyproject
-    assert str(tmp_path) not in pyproject  # the project's own path: nothing absolute
-    readme = (target / "README.md").read_text()
-    assert "mcpgen is not on PyPI" in readme and os.path.relpath(ROOT, target) in readme
+    (dependency,) = tomllib.loads((target / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert dependency == f"mcpgen[http] @ {ROOT.as_uri()}"
 
 
 @pytest.mark.slow

@@ -108,7 +108,7 @@ def v1_task_only() -> str:
 
 # What a 2025-11-25 server with core tasks lists for a task-only tool (the field exists in
 # that revision's Tool; mcpgen's @server.tool has no option for it).
-_entry = server._tools["v1_task_only"]
+_entry = server.catalog.tools["v1_task_only"]
 _entry.definition = msgspec.structs.replace(_entry.definition, execution=ToolExecution(task_support="required"))
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     CallToolResult,
     ClientCapabilities,
     ClientHandlers,
@@ -101,6 +101,7 @@ if TYPE_CHECKING:
 
     from mcpgen.runtime.client.apps import Interface, UiTool
     from mcpgen.runtime.middleware.chain import Chain, Middleware, RequestHook
+    from mcpgen.runtime.shared.extension import Extension
 
 
 log = logging.getLogger("mcpgen")
@@ -165,7 +166,7 @@ class Client:
 
     def __init__(
         self,
-        server: Servable | None = None,
+        server: Servable | Transport | None = None,
         *,
         connect: Callable[[], Awaitable[Transport]] | None = None,
         name: str = "mcpgen",
@@ -181,17 +182,28 @@ class Client:
         check_output: bool = True,
         era: str = DEFAULT_ERA,
         cache: bool = True,
-        probe_timeout: float = 3.0,
+        probe_timeout: float | None = None,
         apps: bool = False,
-        extensions: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | Sequence[Extension] | None = None,
         middleware: Sequence[Middleware | RequestHook] | None = None,
     ) -> None:
-        """``apps=True`` declares MCP Apps (``io.modelcontextprotocol/ui`` with HTML
-        interfaces: this client is a host that renders them); ``extensions`` declares any
-        extension, by identifier, with its settings (SEP-2133)."""
+        """``server``: a Server to connect to in process, or a transport already open to one
+        (any :class:`~mcpgen.runtime.jsonrpc.transport.Transport`); ``connect``: a coroutine
+        function opening one (``Client.stdio``, ``Client.http`` and ``Client.sse`` give it).
+        ``apps=True`` declares MCP Apps (``io.modelcontextprotocol/ui`` with HTML
+        interfaces: this client is a host that renders them); ``extensions`` declares
+        extensions (SEP-2133): :class:`~mcpgen.runtime.shared.extension.Extension` objects
+        (their ``client_settings``), or a dict of identifier -> settings."""
         if (server is None) == (connect is None):
             raise TypeError("give a Server to connect to in-process, or use Client.stdio(...)")
-        self._server = server
+        if server is not None and not hasattr(server, "serve") and hasattr(server, "receive"):
+            opened: Any = server  # a transport: connect through it as it is
+
+            async def through() -> Transport:
+                return opened  # type: ignore[no-any-return]
+
+            server, connect = None, through
+        self._server: Servable | None = server  # type: ignore[assignment]  # a Transport was turned into connect
         self._connect = connect
         self.info = Implementation(name=name, version=version)
         self.sampling = sampling
@@ -217,7 +229,12 @@ class Client:
         self._subscribed: list[str] = []  # URIs subscribe() asked for
         self._background: tuple[asyncio.Task[Any], Listener] | None = None
         self._handshake_listeners: set[Listener] = set()
-        self.extensions = dict(extensions or {})
+        if isinstance(extensions, dict) or extensions is None:
+            self.extensions = dict(extensions or {})
+        else:
+            from mcpgen.runtime.shared.extension import declared_settings
+
+            self.extensions = declared_settings(list(extensions), "client")
         if apps:
             from mcpgen.runtime.client.apps import UI_SETTINGS
             from mcpgen.runtime.shared.meta import UI_EXTENSION
@@ -260,18 +277,21 @@ class Client:
         headers: dict[str, str] | None = None,
         auth: httpx.Auth | None = None,
         standalone_stream: bool = True,
+        uds: str | None = None,
         **options: Any,
     ) -> Client:
         """A client for a server at a Streamable HTTP endpoint (``http://host/mcp``);
-        ``auth=OAuthClient(...)`` authorizes with OAuth 2.1 when the server asks. Without
-        the ``http`` extra this raises :class:`~mcpgen.runtime.extras.MissingExtra` (a
-        ``ModuleNotFoundError``) whose message is the one-line install hint."""
+        ``auth=OAuthClient(...)`` authorizes with OAuth 2.1 when the server asks; ``uds``:
+        reach it through that Unix domain socket (``Client.http("http://localhost/mcp",
+        uds=PATH)``). Without the ``http`` extra this raises
+        :class:`~mcpgen.runtime.extras.MissingExtra` (a ``ModuleNotFoundError``) whose message
+        is the one-line install hint."""
         require("httpx", "http", "Client.http")
 
         async def connect() -> Transport:
             from mcpgen.runtime.transports.http_client import HttpTransport
 
-            return HttpTransport(url, headers=headers, auth=auth, standalone_stream=standalone_stream)
+            return HttpTransport(url, headers=headers, auth=auth, standalone_stream=standalone_stream, uds=uds)
 
         return cls(connect=connect, **options)
 
@@ -325,18 +345,18 @@ class Client:
         if self.on_notification is not None:
             session.add_notification_listener(self.on_notification)
         session.add_notification_listener(self._to_listeners)
-        if hasattr(transport, "param_headers"):
+        if hasattr(transport, "param_headers"):  # e.g. HTTP: Mcp-Param-* headers of a tool's arguments
             transport.param_headers = self._param_headers
         self._session = session
         self._tasks.append(asyncio.get_running_loop().create_task(session.run()))
-        endpoint = getattr(transport, "url", None)
+        endpoint = session.abilities.url
         try:
             self.initialize_result = await session.connect(
                 self.capabilities(),
                 self.info,
                 self.era,
-                known_era=getattr(transport, "only_era", None) or eras.known(endpoint),
-                probe_timeout=self.probe_timeout,
+                known_era=session.abilities.only_era or eras.known(endpoint),
+                probe_timeout=eras.probe_patience(self.probe_timeout, session.abilities.url),
                 cache=self.cache,
             )
             eras.remember(endpoint, self.era, session.era, session.probe_timed_out)
@@ -347,7 +367,7 @@ class Client:
         except ConnectionError as exc:
             # A stdio server that died on start: say how (exit status, last stderr lines)
             # rather than only that the connection closed.
-            explain = getattr(transport, "exit_error", None)
+            explain = session.abilities.exit_error
             reason: ConnectionError | None = await explain() if explain is not None else None
             await self.close()
             if reason is not None:
@@ -393,6 +413,28 @@ class Client:
     @property
     def stateless(self) -> bool:
         return self._session is not None and self._session.modern is not None
+
+    @property
+    def server_extensions(self) -> dict[str, dict[str, Any]]:
+        """The extensions the server declared (SEP-2133), with their settings."""
+        found = self.session.peer_caps.tree.get("extensions")
+        return dict(found) if isinstance(found, dict) else {}
+
+    async def request(self, method: str, params: Any = None, *, result_type: Any = dict[str, Any]) -> Any:
+        """Send any request (an extension's method, say) in the era this connection speaks,
+        through the middleware; its result decoded as ``result_type`` (a dict by default:
+        the same in both eras, without the stateless era's stamp)."""
+        result = await self.session.send_request(method, params if params is not None else {}, result_type)
+        if isinstance(result, dict) and self.stateless:
+            from mcpgen.runtime.shared.meta import META_SERVER_INFO
+
+            result.pop("resultType", None)
+            meta = result.get("_meta")
+            if isinstance(meta, dict):
+                meta.pop(META_SERVER_INFO, None)
+                if not meta:
+                    del result["_meta"]
+        return result
 
     async def ping(self) -> None:
         """A liveness round trip (stateless era, which has no ping: a fresh discover)."""
@@ -731,7 +773,7 @@ class Client:
         value: str,
         context: dict[str, str] | None = None,
     ) -> CompleteResult:
-        from mcpgen.generated import CompleteRequestParamsArgument, CompleteRequestParamsContext
+        from mcpgen.protocol.v2025_11_25 import CompleteRequestParamsArgument, CompleteRequestParamsContext
 
         return await self.session.complete(
             ref=ref,

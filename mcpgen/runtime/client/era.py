@@ -3,18 +3,14 @@
 Before anything is sent, :func:`plan` reads what the user asked for (``era=``: "auto",
 "handshake", "stateless" or a version, which pins that version and its era) and what is
 known of the endpoint (the era it was found to speak before, or the only one its transport
-has). "auto" probes with ``server/discover`` (waiting as :func:`probe_wait` says: over
-HTTP for an answer however slow, since silence there proves nothing); what the probe
-answers is read by :func:`after_probe`, and, when the probe was only slow, what
-``initialize`` then answers by :func:`after_slow_probe`. :func:`remember` keeps the verdict
-of an answered probe per HTTP endpoint for the life of the process; :func:`known` gives it
-back."""
+has). "auto" probes with ``server/discover``; what the probe answers is read by
+:func:`after_probe`, and, when the probe was only slow, what ``initialize`` then answers by
+:func:`after_slow_probe`. :func:`remember` keeps the verdict of an answered probe per HTTP
+endpoint for the life of the process; :func:`known` gives it back."""
 
 from __future__ import annotations
 
 from typing import Literal, NamedTuple
-
-from msgspec import UNSET, UnsetType
 
 from mcpgen.runtime.client.stateless import UnsupportedVersions, modern_evidence
 from mcpgen.runtime.errors import McpError, RequestTimeout
@@ -47,22 +43,6 @@ def plan(requested: str, known_era: str | None = None) -> Plan:
     return Plan(era, requested, probe=False)
 
 
-def probe_wait(transport: object, probe_timeout: float) -> float | UnsetType:
-    """How long the "auto" probe waits before its silence counts as a verdict (UNSET: as
-    long as any request, silence proves nothing).
-
-    Only a transport where an older server may say nothing at all to a method it does not
-    know (stdio: some answer nothing before ``initialize``) lets silence decide, after
-    ``probe_timeout`` seconds. Over HTTP every request is answered (a modern server with
-    its discover result, an older one with an error), so a slow answer is only slow: on a
-    loaded machine a probe that took longer than 3 s made a modern server be spoken to in
-    the handshake era. A transport that may first wait on an authorization flow (a token
-    to fetch, a user to sign in) is not silent either."""
-    if getattr(transport, "answers_every_request", False) or getattr(transport, "authenticates", False):
-        return UNSET
-    return probe_timeout
-
-
 class NoCommonVersion(UnsupportedVersions):
     """A ``server/discover`` result that names no stateless-era version of ours: for "auto"
     this is no proof of a modern server we can speak to (an older server's reply can look the
@@ -81,6 +61,23 @@ class StatelessRefused(McpError):
             f'"{refused.message}" ({refused.code}); connect with era "auto" or "handshake"',
             refused.data,
         )
+
+
+# How long ``server/discover`` may stay unanswered before the client opens with
+# ``initialize`` instead. Over a stream (stdio) an older server may ignore a request it does
+# not know until it is initialized: silence is an answer there. Over HTTP every server
+# answers at once, an older one with an HTTP status or a JSON-RPC error, so silence only
+# means a busy server (40 clients starting at once on 2 cores took over 3 s here): waiting
+# longer costs nothing, and giving up early would send a modern server ``initialize``.
+STREAM_PROBE_PATIENCE = 3.0
+HTTP_PROBE_PATIENCE = 30.0
+
+
+def probe_patience(chosen: float | None, url: str | None) -> float:
+    """The probe's timeout: the user's, else the transport's usual (an ``url``: HTTP)."""
+    if chosen is not None:
+        return chosen
+    return HTTP_PROBE_PATIENCE if url is not None else STREAM_PROBE_PATIENCE
 
 
 def after_probe(probing: bool, failure: BaseException) -> Literal["raise", "handshake"]:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpgen import generated as handshake
-from mcpgen.generated import (
+from mcpgen.protocol import v2025_11_25 as handshake
+from mcpgen.protocol.v2025_11_25 import (
     ClientCalls,
     ClientCapabilities,
     Implementation,
@@ -29,7 +29,7 @@ from mcpgen.generated import (
     decoder,
 )
 from mcpgen.runtime.client.cache import CACHEABLE, ResultCache, cache_key
-from mcpgen.runtime.client.era import NoCommonVersion, StatelessRefused, after_probe, after_slow_probe, probe_wait
+from mcpgen.runtime.client.era import NoCommonVersion, StatelessRefused, after_probe, after_slow_probe
 from mcpgen.runtime.client.era import plan as era_plan
 from mcpgen.runtime.client.stateless import (
     ASKING_METHODS,
@@ -51,6 +51,7 @@ from mcpgen.runtime.errors import INVALID_PARAMS, METHOD_NOT_FOUND, UNSUPPORTED_
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope as Frame
 from mcpgen.runtime.jsonrpc.framing import OutRequest, RequestId, encode
+from mcpgen.runtime.jsonrpc.kernel import Route
 from mcpgen.runtime.jsonrpc.session import ProgressCallback
 from mcpgen.runtime.shared.handshake import HandshakeSession
 from mcpgen.runtime.shared.meta import META_SUBSCRIPTION
@@ -121,9 +122,10 @@ class ClientSession(HandshakeSession, ClientCalls):
         )
         self.own_caps = Declared(capabilities)
         try:
-            # The timeout is for a server that stays silent, where silence can be its answer
-            # (era.probe_wait: not over HTTP, nor while an authorization flow runs).
-            silent = probe_wait(self.transport, probe_timeout) if opening.probe else UNSET
+            # The timeout is for a server that stays silent; a protected one answers 401 at
+            # once, and the probe then waits on the authorization, which is no such silence
+            # (cut short, the flow would start over: a second sign-in, a retry limit spent).
+            silent = probe_timeout if opening.probe and not self.abilities.authenticates else UNSET
             return await self._probe(pinned, silent, cache)
         except (McpError, RequestTimeout) as exc:
             if after_probe(opening.probe, exc) == "raise":
@@ -209,7 +211,7 @@ class ClientSession(HandshakeSession, ClientCalls):
         )
 
     def _transport_era(self, era: str) -> None:
-        choose = getattr(self.transport, "use_era", None)
+        choose = self.abilities.use_era
         if choose is not None:  # e.g. HTTP: the stateless era's headers, no session
             choose(era)
 
@@ -233,11 +235,11 @@ class ClientSession(HandshakeSession, ClientCalls):
         self.server_info = result.server_info
         self.instructions = result.instructions or None
         self.state = "ready"
-        started = getattr(self.transport, "started", None)
+        started = self.abilities.started
         if started is not None:  # e.g. HTTP: send the version header from now on
             await started(result.protocol_version)
         await self.send_notification("notifications/initialized", {})
-        initialized = getattr(self.transport, "initialized", None)
+        initialized = self.abilities.initialized
         if initialized is not None:  # e.g. HTTP: open the GET stream
             await initialized()
         return result
@@ -306,8 +308,12 @@ class ClientSession(HandshakeSession, ClientCalls):
         return result
 
     def use_middleware(self, chain: Chain | None) -> None:
-        """Send every request through ``chain`` (None: none)."""
+        """Send every request through ``chain`` (None: none), and the server's requests and
+        notifications too."""
         self.middleware_chain = chain
+        self._routes.clear()  # made again with it
+        if chain is not None and chain.notes:
+            self.add_notification_listener(self._noted)
         if chain is not None:
             # Only a session with middleware tells its calls the id each is sent under: the
             # class's _issue, every request's path, stays as it is.
@@ -336,8 +342,27 @@ class ClientSession(HandshakeSession, ClientCalls):
         if chain is not None and chain.notes:
             from mcpgen.runtime.middleware.chain import Notification, session_id_of
 
-            await chain.notify(Notification("client", method, params, self.protocol_version, session_id_of(self)))
+            note = Notification("client", method, params, self.protocol_version, session_id_of(self), "sent")
+            await chain.notify(note)
         await super().send_notification(method, params, related=related)
+
+    async def _noted(self, method: str, params: Any) -> None:
+        """A notification the server sent, for the middleware watching them."""
+        from mcpgen.runtime.middleware.chain import Notification, session_id_of
+
+        chain = self.middleware_chain
+        if chain is not None:
+            await chain.notify(Notification("client", method, params, self.protocol_version, session_id_of(self)))
+
+    def make_route(self, spec: Any) -> Route:
+        """The server's requests (sampling, elicitation, roots, ping) go through the
+        middleware too."""
+        route = super().make_route(spec)
+        chain = self.middleware_chain
+        if chain is None:
+            return route
+        run, now = chain.compose("client", spec.method, route.run, route.now)
+        return msgspec.structs.replace(route, run=run, now=now)
 
     async def _run_timed(self) -> None:
         """:meth:`run`, then the middleware hear how long the session lasted."""
@@ -429,15 +454,21 @@ class ClientSession(HandshakeSession, ClientCalls):
 
     async def ask(self, method: str, key: str, params: Any) -> Any:
         """Answer one of the server's questions with the handlers the handshake era's
-        requests reach (the Client's sampling, elicitation and roots)."""
+        requests reach (the Client's sampling, elicitation and roots), through the
+        middleware as the handshake era's requests go."""
         try:
+            handler: Callable[[Any], Awaitable[Any]]
             if method == "elicitation/create":
-                return await self.handlers.elicit(handshake.convert(params, handshake.ElicitRequestParams))
-            if method == "sampling/createMessage":
-                return await self.handlers.create_message(
-                    handshake.convert(params, handshake.CreateMessageRequestParams)
-                )
-            return await self.handlers.list_roots(handshake.convert(params or {}, handshake.RequestParams))
+                handler, typed = self.handlers.elicit, handshake.convert(params, handshake.ElicitRequestParams)
+            elif method == "sampling/createMessage":
+                typed = handshake.convert(params, handshake.CreateMessageRequestParams)
+                handler = self.handlers.create_message
+            else:
+                handler, typed = self.handlers.list_roots, handshake.convert(params or {}, handshake.RequestParams)
+            chain = self.middleware_chain
+            if chain is not None:
+                handler, _ = chain.compose("client", method, handler)
+            return await handler(typed)
         except NotImplementedError:
             raise MissingInputHandler(method, key) from None
         except msgspec.ValidationError as exc:
@@ -471,8 +502,8 @@ class ClientSession(HandshakeSession, ClientCalls):
             return await future
         except asyncio.CancelledError:
             if rid in self._pending and self.is_open:
-                self._spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
-            forget = getattr(self.transport, "forget", None)
+                self.spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
+            forget = self.abilities.forget
             if forget is not None:
                 forget(rid)
             raise

@@ -17,9 +17,7 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Coroutine
-from contextvars import ContextVar
-from functools import partial
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
@@ -30,14 +28,14 @@ from mcpgen.runtime.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    SERVER_BUSY,
     CapabilityError,
     ConnectionClosed,
     McpError,
     RequestTimeout,
 )
-from mcpgen.runtime.jsonrpc import eager
+from mcpgen.runtime.jsonrpc import kernel
 from mcpgen.runtime.jsonrpc.capabilities import Declared, split
+from mcpgen.runtime.jsonrpc.context import current_request
 from mcpgen.runtime.jsonrpc.framing import (
     Envelope,
     ErrorObject,
@@ -46,14 +44,13 @@ from mcpgen.runtime.jsonrpc.framing import (
     FrameTooLarge,
     OutNotification,
     OutRequest,
-    OutResult,
     RequestId,
     decode_envelope,
     encode,
     error_frame,
     valid_id,
 )
-from mcpgen.runtime.jsonrpc.transport import ImmediateTransport, Transport, plain_send
+from mcpgen.runtime.jsonrpc.transport import Transport, abilities, plain_send
 
 if TYPE_CHECKING:
     # The row type of every revision's method table (the same fields in each bindings package).
@@ -67,35 +64,19 @@ _EMPTY = b"{}"
 _YIELD_EVERY = 64  # frames handled in a row before the receive loop lets other tasks run
 _UNKNOWN = object()
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # as the event loop's timers use it
-NOT_NOW: Any = object()
-"""Returned by an immediate handler that cannot answer this request without waiting. It
-may instead return a :func:`functools.partial` giving the coroutine that finishes the
-request (its params read on the spot): the request's task awaits that."""
-
-
-class RequestContext(msgspec.Struct):
-    """What a handler may want to know about the request it is serving (a Struct rather
-    than a dataclass: one is made per request, and a dataclass costs ~0.5 ms at import)."""
-
-    # The Session serving it; for a stateless-era request, the StatelessPeer standing in
-    # for one (mcpgen.runtime.server.stateless): what Context talks to either way.
-    session: Any
-    request_id: RequestId
-    method: str
-    meta: dict[str, Any] | UnsetType
-    progress_token: str | int | None = None
-    last_progress: float | None = None
-
-
-current_request: ContextVar[RequestContext | None] = ContextVar("mcpgen_request", default=None)
 
 
 @functools.cache
-def _runtime_class(spec: MethodSpec) -> Any:
+def runtime_class(spec: MethodSpec) -> Any:
     """What isinstance can check a handler's return value against (``dict`` for
     ``dict[str, Any]`` results)."""
     result_type = spec.result_type
-    return getattr(result_type, "__origin__", result_type) if result_type is not None else None
+    found = getattr(result_type, "__origin__", result_type) if result_type is not None else None
+    return found if isinstance(found, type) else None
+
+
+async def _not_implemented(method: str, params: Any) -> Any:
+    raise NotImplementedError(method)
 
 
 class Session:
@@ -139,7 +120,9 @@ class Session:
         # Our requests awaiting a response: the future it resolves, and the decoder of its
         # result (None: the raw JSON of the result is wanted).
         self._pending: dict[RequestId, tuple[asyncio.Future[Any], msgspec.json.Decoder[Any] | None]] = {}
-        self._inflight: dict[RequestId, asyncio.Task[None]] = {}
+        # The peer's requests being served: running, answered on the spot, or waiting in
+        # line for a slot (see kernel.Slots).
+        self._inflight: dict[RequestId, kernel.Incoming] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self.progress_handlers: dict[str | int, ProgressCallback] = {}
         # Our requests' deadlines, by timeout (a dict keeps insertion order, so within one
@@ -151,28 +134,29 @@ class Session:
         self._checked_outgoing: tuple[Declared, Declared, set[str]] = (self.own_caps, self.peer_caps, set())
         self.handler_timeout = handler_timeout
         self.max_concurrency = max_concurrency
+        # At most max_concurrency of the peer's requests run at once, four times as many
+        # wait in order, more are refused. Reading never stops, so responses to our own
+        # requests (which running handlers may be waiting for) always get through.
+        self.slots = kernel.Slots(max_concurrency)
         # When the peer closes its side, handlers still running get this long to answer.
         self.drain_timeout = drain_timeout
         self._closing = False
         self._refusals: dict[tuple[str, int], object] = {}
-        if hasattr(transport, "on_request_error"):  # transports that send requests in the background
-            transport.on_request_error = self._fail_pending
-        if hasattr(transport, "deliver"):  # transports that may hand a frame over as they read it
-            transport.deliver = self._deliver
-        # Requests beyond max_concurrency wait here, in order, up to max_queued of them;
-        # past that they are refused. Reading never stops, so responses to our own
-        # requests (which running handlers may be waiting for) always get through.
-        self.max_queued = 4 * max_concurrency
-        self._queued: dict[RequestId, tuple[MethodSpec, Any]] = {}
-        self._starting_queued = False  # _start_queued is running (an eager task may end inside it)
+        self._routes: dict[str, kernel.Route] = {}  # method -> how its requests are served
+        # What the transport offers beyond frames in and out, read once (transport.py).
+        self.abilities = abilities(transport)
+        if self.abilities.reports_send_failures:  # transports that send requests in the background
+            transport.on_request_error = self._fail_pending  # type: ignore[attr-defined]
+        if self.abilities.delivers:  # transports that may hand a frame over as they read it
+            transport.deliver = self._deliver  # type: ignore[attr-defined]
         self._closed = asyncio.Event()
         self._notification_listeners: list[Callable[[str, Any], Awaitable[None] | None]] = []
-        self._immediate: dict[str, object] = {}  # method -> synchronous handler or None
+        # Set when the transport can take a frame without waiting (see answer_soon).
+        self._immediate_transport = self.abilities.immediate
         # Whether requests may be answered on the spot (sides hold it off until their
-        # handshake is answered, so that no answer overtakes the handshake's).
-        self.answers_now = True
-        # Set when the transport can take a frame without waiting (see _answer_now).
-        self._immediate_transport = transport if isinstance(transport, ImmediateTransport) else None
+        # handshake is answered, so that no answer overtakes the handshake's); only where
+        # the transport takes a frame without waiting.
+        self.answers_now = self._immediate_transport is not None
         # Our requests go straight to send_now when the transport's send() is only that
         # (see plain_send); a subclass overriding send() to watch frames still sees each
         # one, and so does a send() set on the transport object later (a spy in a test).
@@ -237,142 +221,55 @@ class Session:
 
     def _on_request(self, env: Envelope) -> None:
         rid: RequestId = env.id
-        method: str = env.method
-        if rid in self._inflight or rid in self._queued:
+        if rid in self._inflight:
             self._reply_error(rid, INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
             return
+        request = self.admit(env)
+        if request is not None:
+            kernel.serve(request)
+            if request.state != kernel.SETTLED:  # running or in line (an answer on the spot is done)
+                self._inflight[rid] = request
+
+    def admit(self, env: Envelope) -> kernel.Incoming | None:
+        """The request as the kernel serves it, or None when it is refused here (answered
+        already): the method table, the side's rules (:meth:`refuse`), the params read into
+        the method's type. Sides with another era's admission override this."""
+        rid: RequestId = env.id
+        method: str = env.method
         spec = self.incoming.get(method)
         if spec is None or spec.kind != "request":
             self._reply_error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
-            return
+            return None
         refusal = self.refuse(spec)
         if refusal is not None:
             self._reply_error(rid, *refusal)
-            return
+            return None
         try:
             params = self._decode_params(spec, env)
         except McpError as exc:
             self._reply_error(rid, exc.code, exc.message)
-            return
-        if len(self._inflight) >= self.max_concurrency and method not in self.unqueued:
-            if len(self._queued) >= self.max_queued:
-                log.warning(
-                    "mcpgen: refusing %s: %d requests running, %d waiting",
-                    method,
-                    len(self._inflight),
-                    len(self._queued),
-                )
-                self._reply_error(rid, SERVER_BUSY, "Server busy: too many requests in flight; retry later")
-                return
-            self._queued[rid] = (spec, params)
-            return
-        if not self._answer_now(rid, spec, params):
-            self._start(rid, spec, params)
+            return None
+        route = self._routes.get(method)
+        if route is None:
+            route = self._routes[method] = self.make_route(spec)
+        meta = getattr(params, "meta", UNSET)
+        token = meta.get("progressToken") if isinstance(meta, dict) else None  # checked when decoded
+        return kernel.Incoming(
+            self, rid, method, meta, token, params=params, route=route, rules=kernel.PLAIN, reply=self, slots=self.slots
+        )
 
-    def _answer_now(self, rid: RequestId, spec: MethodSpec, params: Any) -> bool:
-        """Serve a request on the spot when its handler can finish without waiting (a
-        synchronous tool): no task to create, schedule and tear down, which is most
-        of the cost of a small request. False when it must run in a task instead."""
-        if not self.answers_now:
-            return False
-        handler = self._immediate.get(spec.method, _UNKNOWN)
-        if handler is _UNKNOWN:
-            handler = self._immediate[spec.method] = self.immediate_handler(spec)
-        if handler is None or self._immediate_transport is None:
-            return False
-        reset = current_request.set(self._request_context(rid, spec, params))
-        try:
-            result = handler(params)  # type: ignore[operator]
-            if result is NOT_NOW or result.__class__ is partial:
-                # Its task starts here, while the request context made above is set: the
-                # task copies it, so it is made and set once per request, not twice. A
-                # partial is the rest of the handler's work (its arguments read): the task
-                # awaits what it returns instead of going through call_handler.
-                running = None if result is NOT_NOW else result
-                self._launch(rid, self._serve(rid, spec, params, running))
-                return True
-            frame = self._result_frame(rid, spec, result)
-        except asyncio.CancelledError:
-            # Raised by the handler itself: no response, as for a cancelled request. The
-            # receive loop goes on unless it is being cancelled itself.
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                raise
-            return True
-        except Exception as exc:
-            frame = self._failure_frame(rid, spec, exc)
-        finally:
-            current_request.reset(reset)
-        self._send_soon(frame, related=rid, final=True)
-        return True
-
-    def immediate_handler(self, spec: MethodSpec) -> Callable[[Any], Any] | None:
-        """A synchronous handler for ``spec``'s requests, or None. It may still return
-        :data:`NOT_NOW` for a request it cannot answer at once (an async tool), which then
-        runs in a task as usual. Sides with their own handling of a method return None."""
-        if self.handler_timeout is not None:
-            return None  # keep one code path for timed handlers
-        if type(self).call_handler is not type(self).stock_call_handler:
-            return None  # a subclass's call_handler must see every request
-        return self.find_immediate(spec)
-
-    def find_immediate(self, spec: MethodSpec) -> Callable[[Any], Any] | None:
-        """The handlers' synchronous handler for ``spec``, if any; sides that answer a
-        method themselves say so here."""
-        find = getattr(self.handlers, "immediate_handler", None)
-        return find(spec.handler) if find is not None else None
-
-    def _result_frame(self, rid: RequestId, spec: MethodSpec, result: Any) -> bytes:
-        expected = _runtime_class(spec)
-        if expected is not None and not isinstance(result, expected):
-            log.error(
-                "mcpgen: %s handler returned %s, not %s",
-                spec.method,
-                type(result).__name__,
-                getattr(expected, "__name__", expected),
-            )
-            return error_frame(INTERNAL_ERROR, "Internal error", rid)
-        return encode(OutResult(id=rid, result=result))
-
-    def _failure_frame(self, rid: RequestId, spec: MethodSpec, exc: Exception) -> bytes:
-        """The error answering a request whose handler raised ``exc`` (a task's or one
-        answered on the spot alike); internals stay in the log."""
-        if isinstance(exc, McpError):
-            return error_frame(exc.code, exc.message, rid, exc.data)
-        if isinstance(exc, NotImplementedError):
-            return error_frame(METHOD_NOT_FOUND, f"Method not found: {spec.method}", rid)
-        log.error("mcpgen: handler for %s failed", spec.method, exc_info=exc)
-        return error_frame(INTERNAL_ERROR, "Internal error", rid)
-
-    def _start(self, rid: RequestId, spec: MethodSpec, params: Any) -> None:
-        # The request context is set around create_task, which copies it into the task's
-        # context: the handler (and Context.current()) sees it, the receive loop does not.
-        reset = current_request.set(self._request_context(rid, spec, params))
-        try:
-            self._launch(rid, self._serve(rid, spec, params))
-        finally:
-            current_request.reset(reset)
-
-    def _launch(self, rid: RequestId, serving: Coroutine[Any, Any, None]) -> None:
-        """Start a request's task (``_serve``). An eager task has run its first step by
-        now: it put itself in ``_inflight`` and, if it is done, took itself out again."""
-        loop = asyncio.get_running_loop()
-        if eager.eager(loop):
-            eager.start_eagerly(loop, serving)
-        else:
-            self._inflight[rid] = loop.create_task(serving)
-
-    def _start_queued(self) -> None:
-        if self._starting_queued:
-            return  # an eager task ended inside the loop below, which goes on
-        self._starting_queued = True
-        try:
-            while self._queued and len(self._inflight) < self.max_concurrency and self.is_open:
-                rid = next(iter(self._queued))
-                spec, params = self._queued.pop(rid)
-                self._start(rid, spec, params)
-        finally:
-            self._starting_queued = False
+    def make_route(self, spec: MethodSpec) -> kernel.Route:
+        """How this session serves ``spec``'s requests (asked once per method): the
+        handlers' coroutine of the name the method table gives, awaited in a task. Sides
+        add what they answer themselves and what the handlers answer on the spot."""
+        handler = getattr(self.handlers, spec.handler, None)
+        run = handler if handler is not None else functools.partial(_not_implemented, spec.method)
+        return kernel.Route(
+            run,
+            expected=runtime_class(spec),
+            limited=spec.method not in self.unqueued,
+            timeout=self.handler_timeout,
+        )
 
     def _decode_params(self, spec: MethodSpec, env: Envelope) -> Any:
         raw = env.params if env.params is not UNSET else None
@@ -405,65 +302,49 @@ class Session:
             self._refusals[key] = found
         return found  # type: ignore[return-value]
 
-    def _request_context(self, rid: RequestId, spec: MethodSpec, params: Any) -> RequestContext:
-        meta = getattr(params, "meta", UNSET)
-        token = meta.get("progressToken") if isinstance(meta, dict) else None  # checked when decoded
-        return RequestContext(self, rid, spec.method, meta, token)
+    # The kernel's Reply: where this connection's answers go.
 
-    async def _serve(
-        self, rid: RequestId, spec: MethodSpec, params: Any, running: Callable[[], Awaitable[Any]] | None = None
-    ) -> None:
-        """Run the request's handler and send its answer, in the request's own task (whose
-        context, copied when it was created, holds the request's ``current_request``).
-        ``running``: the rest of the handler's work, as its immediate handler left it,
-        awaited in place of ``call_handler`` (never with a handler_timeout: see
-        immediate_handler). A partial, not a coroutine: a task cancelled before it starts
-        leaves no coroutine unawaited."""
-        frame: bytes | None = None
-        # A lazy task was put in _inflight when it was made; an eager one is running now.
-        self._inflight[rid] = asyncio.current_task()  # type: ignore[assignment]
+    def answer_soon(self, rid: RequestId, frame: bytes, code: int | None) -> None:
+        # _send_soon, written out: most answers are given on the spot.
+        transport = self._immediate_transport
+        if transport is None:
+            self.spawn(self._send(frame, related=rid, final=True))
+            return
         try:
-            if running is not None:
-                result = await running()
-            elif self.handler_timeout is None:
-                result = await self.call_handler(spec, params)
-            else:
-                async with asyncio.timeout(self.handler_timeout):
-                    result = await self.call_handler(spec, params)
-            frame = self._result_frame(rid, spec, result)
-        except asyncio.CancelledError:
-            frame = None  # cancelled by the peer (or we are closing): no response
-            abandon = getattr(self.transport, "abandon", None)
-            if abandon is not None:  # e.g. HTTP: end the POST that waits for it
-                abandon(rid)
-        except TimeoutError:
-            log.error("mcpgen: %s handler timed out after %s s", spec.method, self.handler_timeout)
-            frame = error_frame(INTERNAL_ERROR, f"Internal error: no result within {self.handler_timeout:g} s", rid)
-        except Exception as exc:
-            frame = self._failure_frame(rid, spec, exc)
-        finally:
-            self._inflight.pop(rid, None)
-            self._start_queued()
-        if frame is not None and self.is_open:
-            try:
-                # send() is send_now() then, when told to, drain(): called here without
-                # the coroutine between (see plain_send, and _dispatch for a spy's send).
-                if self._send_now is None or "send" in self._transport_attributes:
-                    await self.transport.send(frame, related=rid, final=True)
-                elif not self._send_now(frame, related=rid, final=True):
-                    await self.transport.drain()  # type: ignore[attr-defined]
-            except ConnectionError:
-                pass
+            if not transport.send_now(frame, related=rid, final=True):
+                self.spawn(transport.drain())
+        except ConnectionError:
+            log.debug("mcpgen: dropped a frame for a closed connection")
 
-    async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
-        handler = getattr(self.handlers, spec.handler, None)
-        if handler is None:  # handlers that do not serve this method (no generated stub below)
-            raise NotImplementedError(spec.method)
-        return await handler(params)
+    def answer(self, rid: RequestId, frame: bytes, code: int | None) -> Awaitable[None] | None:
+        if not self._open:
+            return None
+        # send() is send_now() then, when told to, drain(): called here without the
+        # coroutine between (see plain_send, and _dispatch for a spy's send).
+        if self._send_now is None or "send" in self._transport_attributes:
+            return self._send(frame, related=rid, final=True)
+        try:
+            if self._send_now(frame, related=rid, final=True):
+                return None
+        except ConnectionError:
+            return None
+        return self._drain_quietly()
 
-    # The call_handler that immediate handlers stand in for: a class of this library that
-    # overrides call_handler names its own here, so only a user's subclass loses them.
-    stock_call_handler = call_handler
+    def abandoned(self, rid: RequestId) -> None:
+        abandon = self.abilities.abandon
+        if abandon is not None:  # e.g. HTTP: end the POST that waits for it
+            abandon(rid)
+
+    def settled(self, request: kernel.Incoming) -> None:
+        if self._inflight.get(request.request_id) is request:
+            del self._inflight[request.request_id]
+
+    async def _drain_quietly(self) -> None:
+        try:
+            if self.abilities.drain is not None:
+                await self.abilities.drain()
+        except ConnectionError:
+            pass
 
     def _on_notification(self, env: Envelope) -> None:
         method: str = env.method
@@ -482,7 +363,7 @@ class Session:
             self._on_progress(params)
         else:
             self.on_notification(spec, params)
-        self._spawn(self._notify_handler(spec, params))
+        self.spawn(self._notify_handler(spec, params))
 
     def on_notification(self, spec: MethodSpec, params: Any) -> None:
         """Hook for sides: react to a notification before its handler runs."""
@@ -504,23 +385,9 @@ class Session:
         rid = params.request_id
         if rid is UNSET:
             return
-        self._queued.pop(rid, None)
-        task = self._inflight.get(rid)
-        if task is not None:
-            task.cancel()
-            task.add_done_callback(functools.partial(self._cancelled_task_done, rid))
-
-    def _cancelled_task_done(self, rid: RequestId, task: asyncio.Task[Any]) -> None:
-        """A cancelled request's task has ended. One cancelled before its first step ran
-        none of ``_serve`` (a cancellation read in the same batch as its request): free
-        its slot and end what waits for its answer here, as ``_serve`` would have."""
-        if self._inflight.get(rid) is not task:
-            return  # _serve ran and cleaned up
-        del self._inflight[rid]
-        abandon = getattr(self.transport, "abandon", None)
-        if abandon is not None:
-            abandon(rid)
-        self._start_queued()
+        request = self._inflight.get(rid)
+        if request is not None:
+            kernel.cancel(request)
 
     def _on_progress(self, params: Any) -> None:
         callback = self.progress_handlers.get(params.progress_token)
@@ -530,7 +397,7 @@ class Session:
         message = params.message if params.message is not UNSET else None
         outcome = callback(params.progress, total, message)
         if outcome is not None:
-            self._spawn(outcome)
+            self.spawn(outcome)
 
     def _on_response(self, env: Envelope) -> None:
         if env.id is UNSET:
@@ -566,11 +433,11 @@ class Session:
         answers to what was read go out in the order it was read), else by a task."""
         transport = self._immediate_transport
         if transport is None:
-            self._spawn(self._send(frame, related=related, final=final))
+            self.spawn(self._send(frame, related=related, final=final))
             return
         try:
             if not transport.send_now(frame, related=related, final=final):
-                self._spawn(transport.drain())
+                self.spawn(transport.drain())
         except ConnectionError:
             log.debug("mcpgen: dropped a frame for a closed connection")
 
@@ -668,7 +535,7 @@ class Session:
             raise _closed_while_sending(method, exc) from exc
 
     async def _drain(self) -> None:
-        drain = getattr(self.transport, "drain", None)
+        drain = self.abilities.drain
         if drain is not None:
             await drain()
 
@@ -676,8 +543,8 @@ class Session:
         """We stop waiting for ``rid`` (timed out or cancelled): tell the peer, unless it
         answered already or the method is never cancelled."""
         if rid in self._pending and method not in self.uncancellable and self.is_open:
-            self._spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
-        forget = getattr(self.transport, "forget", None)
+            self.spawn(self.send_notification("notifications/cancelled", {"requestId": rid}))
+        forget = self.abilities.forget
         if forget is not None:  # e.g. HTTP: stop reading the reply of this request
             forget(rid)
 
@@ -769,7 +636,7 @@ class Session:
         except ConnectionError:
             log.debug("mcpgen: dropped a frame for a closed connection")
 
-    def _spawn(self, coro: Awaitable[Any]) -> None:
+    def spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -804,18 +671,26 @@ class Session:
             if not future.done():
                 future.set_exception(ConnectionClosed("the connection closed before a response arrived"))
         self._pending.clear()
-        if grace > 0 and (self._inflight or self._queued):
-            deadline = asyncio.get_running_loop().time() + grace
-            while self._inflight and (remaining := deadline - asyncio.get_running_loop().time()) > 0:
-                await asyncio.wait(list(self._inflight.values()), timeout=remaining)
+        if grace > 0 and self._inflight:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + grace
+            # Those in line start as the running ones finish: wait for each round.
+            while (running := self._running_tasks()) and (remaining := deadline - loop.time()) > 0:
+                await asyncio.wait(running, timeout=remaining)
         self._open = False
-        self._queued.clear()
-        for task in list(self._inflight.values()):
+        for request in list(self._inflight.values()):
+            if request.state == kernel.QUEUED:
+                kernel.cancel(request)  # out of the line (which may be shared): never started
+        running = self._running_tasks()
+        for task in running:
             task.cancel()
-        pending = [*self._inflight.values(), *self._background]
+        pending = [*running, *self._background]
         if pending:
             await asyncio.wait(pending, timeout=5)
         self._closed.set()
+
+    def _running_tasks(self) -> list[asyncio.Task[None]]:
+        return [request.task for request in self._inflight.values() if request.task is not None]
 
     async def wait_closed(self) -> None:
         await self._closed.wait()

@@ -1,9 +1,19 @@
-"""What a session needs from a transport, and an in-memory one for tests and `Client(server)`."""
+"""What a session needs from a transport, what a transport may offer beyond that, and an
+in-memory one for tests and `Client(server)`.
+
+A transport is a :class:`Transport` (frames in and out). What it may do besides is a named
+Protocol each, below; a session asks once, when it is made (:func:`abilities`), and keeps the
+answer, so no code probes a transport's attributes request by request. A new transport
+implements :class:`Transport` and whichever of the others apply: a byte carrier lives in
+``mcpgen.runtime.transports``; ``Server.run`` serves over it through a
+:class:`~mcpgen.runtime.server.running.Runner`, ``Client(transport)`` connects through it.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from msgspec import UNSET, UnsetType
 
@@ -38,6 +48,96 @@ class ImmediateTransport(Transport, Protocol):
         ...
 
     async def drain(self) -> None: ...
+
+
+class Delivering(Protocol):
+    """Hands a frame over as it reads it (from its own callbacks), instead of waiting for
+    ``receive()``: the session sets ``deliver``."""
+
+    deliver: Callable[[bytes], None] | None
+
+
+class ReportingSendFailures(Protocol):
+    """Sends our requests in the background (an HTTP POST each): a request that could not
+    be sent fails through ``on_request_error``, which the session sets."""
+
+    on_request_error: Callable[[RequestId, BaseException], None] | None
+
+
+class Abandoning(Protocol):
+    """Holds something open for each request it carries (an HTTP POST waiting for its
+    answer): ``abandon`` ends it when the request was cancelled and no answer will come."""
+
+    def abandon(self, related: RequestId) -> None: ...
+
+
+class Forgetting(Protocol):
+    """Reads the answer of each of our requests on its own (an HTTP POST's reply):
+    ``forget`` stops reading it once we stopped waiting."""
+
+    def forget(self, related: RequestId) -> None: ...
+
+
+class Draining(Protocol):
+    """Can say when the peer has caught up with what was queued (``drain``)."""
+
+    async def drain(self) -> None: ...
+
+
+class WithSession(Protocol):
+    """Carries a session of its own (Streamable HTTP's ``Mcp-Session-Id``)."""
+
+    session_id: str | None
+
+
+class EraAware(Protocol):
+    """A client transport whose wire differs by era (Streamable HTTP: headers, no session
+    in the stateless era): the client says which it speaks, and when the handshake era's
+    session starts (``started``) and is ready (``initialized``)."""
+
+    def use_era(self, era: str) -> None: ...
+    async def started(self, protocol_version: str) -> None: ...
+    async def initialized(self) -> None: ...
+
+
+class Abilities(NamedTuple):
+    """What one transport can do besides :class:`Transport`, read once (see :func:`abilities`)."""
+
+    immediate: ImmediateTransport | None  # takes a frame without waiting
+    delivers: bool
+    reports_send_failures: bool
+    abandon: Callable[[RequestId], None] | None
+    forget: Callable[[RequestId], None] | None
+    drain: Callable[[], Awaitable[None]] | None
+    use_era: Callable[[str], None] | None
+    started: Callable[[str], Awaitable[None]] | None
+    initialized: Callable[[], Awaitable[None]] | None
+    # Fixed by the transport: the only era its wire has (legacy SSE: "handshake"), its URL,
+    # whether it authenticates requests itself (OAuth), how it explains a peer that exited.
+    only_era: str | None
+    url: str | None
+    authenticates: bool
+    exit_error: Callable[[], Awaitable[Any]] | None
+
+
+def abilities(transport: object) -> Abilities:
+    """What ``transport`` offers of the Protocols above (asked once per session)."""
+    found = getattr
+    return Abilities(
+        immediate=transport if isinstance(transport, ImmediateTransport) else None,
+        delivers=hasattr(transport, "deliver"),
+        reports_send_failures=hasattr(transport, "on_request_error"),
+        abandon=found(transport, "abandon", None),
+        forget=found(transport, "forget", None),
+        drain=found(transport, "drain", None),
+        use_era=found(transport, "use_era", None),
+        started=found(transport, "started", None),
+        initialized=found(transport, "initialized", None),
+        only_era=found(transport, "only_era", None),
+        url=found(transport, "url", None),
+        authenticates=bool(found(transport, "authenticates", False)),
+        exit_error=found(transport, "exit_error", None),
+    )
 
 
 def plain_send(transport: object) -> bool:

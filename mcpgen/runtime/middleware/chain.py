@@ -8,22 +8,35 @@ through. Notifications pass through a separate, observing hook. The first middle
 the list is the outermost.
 
 A middleware is a :class:`Middleware` (override ``on_request`` and/or ``on_notification``)
-or a bare ``async def hook(call, call_next)``, which wraps requests only.
+or a bare ``async def hook(call, call_next)``, which wraps requests only. Every request and
+notification of either era goes through the chain, on both sides (``initialize``, ``ping``,
+``server/discover``, ``subscriptions/listen`` and ``tasks/*`` included).
+
+A middleware that never needs to wait is written without ``async``: ``def hook(call,
+call_next)`` (or a :class:`Middleware` whose ``on_request`` is a plain ``def``). Its
+``call_next(call)`` returns the result when the handler answers on the spot, else an
+awaitable to return as it is (or a value of its own to answer with, or it raises). A chain
+of such middleware keeps the fastest path: a tool declared ``blocking=False`` is still
+answered as its request is read, without a task. One ``async`` middleware runs every
+request it wraps in a task.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
+from functools import partial
 from typing import Any, Literal
 
 import msgspec
 
 from mcpgen.runtime.auth.info import AuthInfo, current_auth
-from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
-from mcpgen.runtime.versions import Era, era_of
+from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
+from mcpgen.runtime.jsonrpc.kernel import NOT_NOW
+from mcpgen.runtime.versions import Era, era_of, negotiate
 
 log = logging.getLogger("mcpgen")
 sending: ContextVar[Call | None] = ContextVar("mcpgen_sending", default=None)
@@ -32,8 +45,11 @@ sending: ContextVar[Call | None] = ContextVar("mcpgen_sending", default=None)
 Side = Literal["server", "client"]
 CallNext = Callable[["Call"], Awaitable[Any]]
 """The rest of the chain: pass it the call (changed or not) and await the result."""
-RequestHook = Callable[["Call", CallNext], Awaitable[Any]]
-"""A middleware in function form: ``async def hook(call, call_next) -> result``."""
+RequestHook = Callable[["Call", CallNext], Any]
+"""A middleware in function form: ``async def hook(call, call_next) -> result``, or a plain
+``def`` that never waits (see the module's docstring)."""
+Handler = Callable[[Any], Awaitable[Any]]
+_UNKNOWN: Any = object()
 
 
 class Call:
@@ -44,7 +60,7 @@ class Call:
     ``request`` is the server's request context (None on the client). ``state`` is a dict
     the middleware of one call may share things through."""
 
-    __slots__ = ("side", "method", "params", "request", "protocol_version", "session_id", "state", "sent_id")
+    __slots__ = ("side", "method", "params", "request", "_version", "_session_id", "_state", "sent_id")
 
     def __init__(
         self,
@@ -53,18 +69,52 @@ class Call:
         params: Any,
         *,
         request: RequestContext | None = None,
-        protocol_version: str | None = None,
-        session_id: str | None = None,
+        protocol_version: str | None = _UNKNOWN,
+        session_id: str | None = _UNKNOWN,
     ) -> None:
         self.side = side
         self.method = method
         self.params = params
         self.request = request
-        self.protocol_version = protocol_version
-        self.session_id = session_id
-        self.state: dict[str, Any] = {}
+        # Read off the request's session when first asked (most middleware never asks).
+        self._version = protocol_version
+        self._session_id = session_id
+        self._state: dict[str, Any] | None = None
         # The client's id for the request, known once it is sent (after the chain's way in).
         self.sent_id: str | int | None = None
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version the request was made under."""
+        if self._version is _UNKNOWN:
+            self._version = _server_version(self.request.session if self.request is not None else None)
+            if self._version is None and self.method == "initialize":
+                # The handshake under way: the version it will settle on.
+                asked = getattr(self.params, "protocol_version", None)
+                self._version = negotiate(asked) if isinstance(asked, str) else None
+        return self._version
+
+    @protocol_version.setter
+    def protocol_version(self, value: str | None) -> None:
+        self._version = value
+
+    @property
+    def session_id(self) -> str | None:
+        """The Streamable HTTP session id, in the handshake era over HTTP (else None)."""
+        if self._session_id is _UNKNOWN:
+            self._session_id = session_id_of(self.request.session if self.request is not None else None)
+        return self._session_id
+
+    @session_id.setter
+    def session_id(self, value: str | None) -> None:
+        self._session_id = value
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """A dict the middleware of one call may share things through."""
+        if self._state is None:
+            self._state = {}
+        return self._state
 
     @property
     def request_id(self) -> str | int | None:
@@ -130,13 +180,15 @@ class Call:
 
 
 class Notification(msgspec.Struct):
-    """A notification as its hook sees it: received (server) or sent (client)."""
+    """A notification as its hook sees it: every one a side receives, and those a client
+    sends (``direction`` says which)."""
 
     side: Side
     method: str
     params: Any
     protocol_version: str | None = None
     session_id: str | None = None
+    direction: Literal["received", "sent"] = "received"
 
 
 class SessionEnd(msgspec.Struct):
@@ -177,12 +229,31 @@ class _Hook(Middleware):
         return f"<middleware {getattr(self.hook, '__qualname__', self.hook)!r}>"
 
 
+class _SyncHook(_Hook):
+    """A bare ``def hook(call, call_next)``: it never waits (see the module's docstring)."""
+
+    def on_request(self, call: Call, call_next: CallNext) -> Any:
+        return self.hook(call, call_next)
+
+
 def as_middleware(item: Middleware | RequestHook) -> Middleware:
     if isinstance(item, Middleware):
         return item
     if callable(item):
-        return _Hook(item)
+        waits = inspect.iscoroutinefunction(item) or inspect.iscoroutinefunction(getattr(item, "__call__", None))  # noqa: B004
+        return _Hook(item) if waits else _SyncHook(item)
     raise TypeError(f"not a middleware: {item!r}")
+
+
+def waits(item: Middleware) -> bool:
+    """Whether ``item``'s ``on_request`` is a coroutine function (else it never waits)."""
+    return inspect.iscoroutinefunction(item.on_request)
+
+
+def _wraps(item: Middleware) -> bool:
+    """Whether ``item`` wraps requests at all (a Middleware that only watches
+    notifications or sessions keeps the default, which passes every request through)."""
+    return type(item).on_request is not Middleware.on_request
 
 
 class Chain:
@@ -210,34 +281,58 @@ class Chain:
     def __len__(self) -> int:
         return len(self.middleware)
 
-    def run(self, call: Call, last: CallNext) -> Awaitable[Any]:
-        """Run ``call`` through every middleware, then ``last``."""
-        step = last
-        for item in reversed(self.middleware):
-            step = _bind(item, step)
-        return step(call)
+    async def run(self, call: Call, last: CallNext) -> Any:
+        """Run ``call`` through every middleware, then ``last`` (a client's request on its
+        way out)."""
+        step, _ = _compose([m for m in self.middleware if _wraps(m)], last, False)
+        out = step(call)
+        return (await out) if inspect.isawaitable(out) else out
 
-    async def serve(self, handlers: Any, handler: str, method: str, params: Any) -> Any:
-        """A server's request, from the context the session set (``current_request``), to
-        ``handlers``' coroutine named ``handler``."""
-        request = current_request.get()
-        session = request.session if request is not None else None
-        call = Call(
-            "server",
-            method,
-            params,
-            request=request,
-            protocol_version=_server_version(session),
-            session_id=session_id_of(session),
-        )
+    def compose(
+        self, side: Side, method: str, run: Handler, now: Callable[[Any], Any] | None = None
+    ) -> tuple[Handler, Callable[[Any], Any] | None]:
+        """A route's handler (``run``, awaited in the request's task) and what answers on the
+        spot (``now``, see :class:`~mcpgen.runtime.jsonrpc.kernel.Route`) with every
+        middleware around them, for the requests of ``method`` that ``side`` serves. They
+        are called with the request's context set (``current_request``), which each
+        :class:`Call` reads. With middleware that waits, nothing is answered on the spot."""
+        items = [m for m in self.middleware if _wraps(m)]
+        if not items:
+            return run, now
 
-        async def last(call: Call) -> Any:
-            found = getattr(handlers, handler, None)
-            if found is None:  # an extension's method whose handler was never defined
-                raise NotImplementedError(call.method)
-            return await found(call.params)
+        if any(waits(m) for m in items):
 
-        return await self.run(call, last)
+            async def last_awaited(call: Call) -> Any:
+                return await run(call.params)
+
+            outer, _ = _compose(items, last_awaited, False)
+
+            async def run_waiting(params: Any) -> Any:
+                out = outer(Call(side, method, params, request=current_request.get()))
+                return (await out) if inspect.isawaitable(out) else out
+
+            return run_waiting, None
+
+        def last(call: Call) -> Any:
+            if now is not None:
+                out = now(call.params)
+                if out is NOT_NOW:
+                    return run(call.params)
+                if out.__class__ is partial:
+                    return out()  # the rest of the handler's work: a coroutine to await
+                return out
+            return run(call.params)
+
+        step, _ = _compose(items, last, True)
+
+        def run_now(params: Any) -> Any:
+            return step(Call(side, method, params, request=current_request.get()))
+
+        async def run_later(params: Any) -> Any:
+            out = step(Call(side, method, params, request=current_request.get()))
+            return (await out) if inspect.isawaitable(out) else out
+
+        return run_later, run_now
 
     async def notify(self, note: Notification) -> None:
         for item in self.notes:
@@ -272,11 +367,39 @@ class Chain:
                 await self.session_ended(end)
 
 
-def _bind(item: Middleware, step: CallNext) -> CallNext:
-    def bound(call: Call) -> Awaitable[Any]:
-        return item.on_request(call, step)
+def _bind(item: Middleware, step: Callable[[Call], Any]) -> Callable[[Call], Any]:
+    # A bare hook is called as it is (not through its wrapper's on_request: one call less).
+    on_request = item.hook if isinstance(item, _Hook) else item.on_request
+
+    def bound(call: Call) -> Any:
+        return on_request(call, step)
 
     return bound
+
+
+def _awaitable(step: Callable[[Call], Any]) -> CallNext:
+    """``step`` (which may answer with a plain value) as an ``async`` middleware's
+    ``call_next``, which it awaits."""
+
+    async def stepped(call: Call) -> Any:
+        out = step(call)
+        return (await out) if inspect.isawaitable(out) else out
+
+    return stepped
+
+
+def _compose(items: list[Middleware], last: Callable[[Call], Any], plain: bool) -> tuple[Callable[[Call], Any], bool]:
+    """``items`` around ``last``, innermost last; ``plain``: ``last`` may answer with a plain
+    value (not an awaitable). Returns the outermost step and whether it may."""
+    step = last
+    for item in reversed(items):
+        if waits(item):
+            step = _bind(item, _awaitable(step) if plain else step)
+            plain = False
+        else:
+            step = _bind(item, step)
+            plain = True
+    return step, plain
 
 
 def session_id_of(session: Any) -> str | None:

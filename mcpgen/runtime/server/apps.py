@@ -27,14 +27,23 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import TextResourceContents
 from mcpgen.protocol.ext_apps import McpUiResourceCsp, McpUiResourceMeta, McpUiResourcePermissions, McpUiToolMeta
+from mcpgen.protocol.v2025_11_25 import TextResourceContents
+from mcpgen.runtime.shared.extension import Extension
 from mcpgen.runtime.shared.meta import UI_EXTENSION, UI_MIME, UI_SCHEME
 
 Visibility = Literal["model", "app"]
 HtmlSource = str | os.PathLike[str] | Callable[[], str | Awaitable[str]]
 
-__all__ = ["HtmlSource", "Visibility", "client_supports_ui", "link_tool", "resource_meta", "ui_reader"]
+__all__ = ["Apps", "HtmlSource", "Visibility", "client_supports_ui", "link_tool", "resource_meta", "ui_reader"]
+
+
+class Apps(Extension):
+    """MCP Apps as an extension: declared (no settings) once a server serves an interface
+    or links one to a tool; it adds no request (interfaces are ``ui://`` resources)."""
+
+    identifier = UI_EXTENSION
+    meta_keys = frozenset({"ui"})  # _meta.ui of tools and interface resources
 
 
 def check_ui_uri(uri: str) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     CreateMessageResult,
     ElicitRequestFormParams,
     ElicitRequestFormParamsRequestedSchema,
@@ -40,7 +40,7 @@ from mcpgen.generated import (
     encode,
 )
 from mcpgen.runtime.auth.info import AuthInfo, current_auth
-from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
+from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server.session import ServerSession
@@ -91,6 +91,11 @@ class Context:
     def meta(self) -> dict[str, Any]:
         meta = self.request.meta
         return meta if isinstance(meta, dict) else {}
+
+    @property
+    def lifespan(self) -> Any:
+        """What the server's lifespan yielded (``@server.lifespan``), or None without one."""
+        return getattr(self.request.session, "lifespan_state", None)
 
     @property
     def auth(self) -> AuthInfo | None:

@@ -30,6 +30,7 @@ from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, FrameDropped, FrameError, RequestId, decode_envelope, error_frame
+from mcpgen.runtime.jsonrpc.kernel import Slots
 from mcpgen.runtime.server import http_exchange
 from mcpgen.runtime.server.era import request_era
 from mcpgen.runtime.server.session import ServerSession
@@ -49,6 +50,7 @@ from mcpgen.runtime.versions import HTTP_DEFAULT, era_of, primes_streams
 if TYPE_CHECKING:
     from mcpgen.runtime.server.host import Host
     from mcpgen.runtime.server.legacy_sse import LegacySseEndpoints
+    from mcpgen.runtime.server.lifespan import LifespanRunner
 
 log = logging.getLogger("mcpgen")
 
@@ -79,6 +81,9 @@ class HttpOptions:
     # sessions' events, the session registry (a stream resumes on any worker) and, unless
     # the Server was given its own, the task store.
     store: SharedStore | None = None
+    # At start-up, tune Python's garbage collector for serving (server/collector.py: gc.freeze
+    # and rarer collections), unless the application set its own thresholds.
+    tune_gc: bool = True
 
 
 class _Stream:
@@ -200,9 +205,10 @@ class _Live:
 class McpHttpApp:
     """ASGI application serving one server over Streamable HTTP."""
 
-    def __init__(self, server: Host, options: HttpOptions) -> None:
+    def __init__(self, server: Host, options: HttpOptions, lifespan: LifespanRunner | None = None) -> None:
         self.server = server
         self.options = options
+        self.lifespan = lifespan
         self.sessions: dict[str, _Live] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._legacy: LegacySseEndpoints | None = None
@@ -221,7 +227,7 @@ class McpHttpApp:
             if isinstance(tasks.store, MemoryTaskStore) and not len(tasks.store):  # Server(task_store=...) wins
                 tasks.store = options.store.task_store()
         # Stateless-era requests have no session to bound them: the app bounds them all.
-        self.slots = http_exchange.Slots(server.session_options["max_concurrency"])
+        self.slots = Slots(server.session_options["max_concurrency"])
         # Header values that passed the Host/Origin and media checks: every request pays
         # for those checks, and a client sends the same values each time.
         self._admitted: set[tuple[str, str | None]] = set()
@@ -282,9 +288,22 @@ class McpHttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                try:
+                    if self.lifespan is not None:
+                        await self.lifespan.__aenter__()  # the server's own (@server.lifespan)
+                except Exception as exc:
+                    log.exception("mcpgen: the server's lifespan failed to start")
+                    await send({"type": "lifespan.startup.failed", "message": f"{type(exc).__name__}: {exc}"})
+                    return
+                if self.options.tune_gc:
+                    from mcpgen.runtime.server.collector import tune_for_serving
+
+                    tune_for_serving()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.close()
+                if self.lifespan is not None:
+                    await self.lifespan.__aexit__(None, None, None)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -548,27 +567,19 @@ class McpHttpApp:
         """Serve one message with a throwaway session: no handshake state, JSON only. A
         request takes one of the app's slots (``max_concurrency`` running, four times as
         many waiting, the rest refused -32000), and a client that goes away ends its
-        session, which cancels the handler."""
+        session, which cancels the handler (or takes it out of the line)."""
         disconnected = asyncio.ensure_future(_wait_disconnect(receive))
-        if is_request and not await http_exchange.take_slot(self.slots, disconnected):
-            gone = disconnected.done()
-            disconnected.cancel()
-            if not gone:
-                busy = error_frame(SERVER_BUSY, "Server busy: too many requests in flight; retry later", env.id)
-                await _respond(send, 200, busy)
-            return
         try:
             await self._serve_throwaway(disconnected, send, env, is_request, version)
         finally:
             disconnected.cancel()
-            if is_request:
-                self.slots.leave()
 
     async def _serve_throwaway(
         self, disconnected: asyncio.Future[None], send: Send, env: Envelope, is_request: bool, version: str | None
     ) -> None:
         transport = HttpSessionTransport(self, "stateless")
         session = ServerSession(transport, self.server, **self.server.session_options)
+        session.slots = self.slots  # the requests of every such session share the app's bound
         if env.method != "initialize":
             session.state = "ready"
             session.answers_now = True
@@ -846,7 +857,7 @@ async def close_current_stream() -> None:
     """Close the HTTP connection of the request being served, keeping its SSE stream:
     the client reconnects (GET with Last-Event-ID) after the retry delay and receives
     the rest. Lets long requests poll instead of holding a connection open."""
-    from mcpgen.runtime.jsonrpc.session import current_request
+    from mcpgen.runtime.jsonrpc.context import current_request
 
     request = current_request.get()
     if request is None:

@@ -52,7 +52,7 @@ class ListenHub:
         self.server = server
         self.subscriptions: set[Subscription] = set()
 
-    async def listen(self, stateless: StatelessServer, request: StatelessRequest, params: Any) -> bytes:
+    async def listen(self, stateless: StatelessServer, request: StatelessRequest, params: Any) -> dict[str, Any]:
         """Serve one listen request: acknowledge, then forward changes until it ends."""
         wanted = msgspec.to_builtins(params.notifications)
         honoured: dict[str, Any] = {}
@@ -78,7 +78,7 @@ class ListenHub:
                 await stateless.notify(request, method, {**params, "_meta": tag})
         finally:
             self.subscriptions.discard(sub)
-        return stateless.result_frame(request, {"_meta": tag})
+        return {"_meta": tag}
 
     def list_changed(self, feature: str) -> None:
         """Tell every subscription that follows ``feature`` ("tools", ...) its list changed."""

@@ -1,5 +1,7 @@
 """Running a server: one client over a transport, stdio until stdin closes or a signal, an
-ASGI app for Streamable HTTP, and uvicorn serving that app (``Server.run("http")``)."""
+ASGI app for Streamable HTTP, and uvicorn serving that app over TCP or a Unix domain socket
+(``Server.run``). ``Server.run`` takes a name ("stdio", "http") or a :class:`Runner`: an
+object that serves a server its own way."""
 
 from __future__ import annotations
 
@@ -7,14 +9,17 @@ import asyncio
 import contextlib
 import errno
 import logging
+import os
 import signal
 import socket
+import stat
 import sys
 from collections.abc import Awaitable, Iterator
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpgen.runtime.extras import MissingExtra, require
+from mcpgen.runtime.server.lifespan import LifespanRunner
 from mcpgen.runtime.server.session import ServerSession
 
 # How long a stopping HTTP server waits for the requests in progress before cancelling them.
@@ -26,48 +31,93 @@ if TYPE_CHECKING:
     from mcpgen.runtime.server.http_server import McpHttpApp
 
 
-async def serve(host: Host, transport: Transport) -> None:
-    """Serve one client over ``transport`` until it closes."""
-    session = ServerSession(transport, host, **host.session_options)
-    host.sessions.add(session)
-    try:
-        await session.run()
-    finally:
-        host.sessions.discard(session)
+class Runner(Protocol):
+    """A way of serving a server, for ``Server.run(runner)``: :class:`Stdio` and
+    :class:`Http` are the two built in; a runner of your own serves the server's
+    :meth:`~mcpgen.runtime.server.server.Server.serve` (one client over a transport) or its
+    :meth:`~mcpgen.runtime.server.server.Server.http_app` (an ASGI app) as it likes."""
+
+    def run(self, server: Any) -> None: ...
 
 
-async def serve_stdio(host: Host) -> None:
-    """Serve the client on this process's stdin/stdout, then stop the server's tasks."""
+class Stdio:
+    """Serve one client on this process's stdin/stdout until stdin closes or SIGTERM."""
+
+    def run(self, server: Any) -> None:
+        asyncio.run(until_signal(server.serve_stdio()))
+
+
+class Http:
+    """Serve Streamable HTTP with uvicorn, at ``http://host:port/path`` or, with ``uds``, on
+    that Unix domain socket (``curl --unix-socket PATH http://localhost/mcp``)."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp", uds: str | None = None, **options: Any
+    ) -> None:
+        self.host, self.port, self.path, self.uds, self.options = host, port, path, uds, options
+
+    def run(self, server: Any) -> None:
+        run_http(server, self.host, self.port, self.path, dict(self.options), self.uds)
+
+
+async def serve(host: Host, transport: Transport, lifespan: LifespanRunner | None = None) -> None:
+    """Serve one client over ``transport`` until it closes (inside the server's lifespan)."""
+    async with lifespan if lifespan is not None else contextlib.nullcontext():
+        session = ServerSession(transport, host, **host.session_options)
+        host.sessions.add(session)
+        try:
+            await session.run()
+        finally:
+            host.sessions.discard(session)
+
+
+async def serve_stdio(host: Host, lifespan: LifespanRunner | None = None) -> None:
+    """Serve the client on this process's stdin/stdout, inside the server's lifespan, then
+    stop the server's tasks."""
     from mcpgen.runtime.transports.stdio import server_stdio
 
     transport = await server_stdio(max_message=host.max_message)
     try:
-        await serve(host, transport)
+        await serve(host, transport, lifespan)
     finally:
         await host.stop_tasks()
 
 
-def http_app(host: Host, path: str, options: dict[str, Any]) -> McpHttpApp:
-    """The ASGI app serving ``host`` over Streamable HTTP at ``path``."""
+def http_app(host: Host, path: str, options: dict[str, Any], lifespan: LifespanRunner | None = None) -> McpHttpApp:
+    """The ASGI app serving ``host`` over Streamable HTTP at ``path`` (the server's lifespan
+    entered at the app's startup, left at its shutdown)."""
     from mcpgen.runtime.server.http_server import HttpOptions, McpHttpApp
 
-    return McpHttpApp(host, HttpOptions(path=path, **options))
+    return McpHttpApp(host, HttpOptions(path=path, **options), lifespan)
 
 
-def run(host: Host, transport: str, address: str, port: int, path: str, options: dict[str, Any]) -> None:
-    """``Server.run``: stdio until stdin closes or SIGTERM, or HTTP under uvicorn."""
-    if transport not in ("stdio", "http"):
-        raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+def run(
+    server: Any,
+    transport: str | Runner,
+    address: str,
+    port: int,
+    path: str,
+    uds: str | None,
+    options: dict[str, Any],
+) -> None:
+    """``Server.run``: stdio until stdin closes or SIGTERM, HTTP under uvicorn, or a runner."""
+    if isinstance(transport, str):
+        if transport not in ("stdio", "http"):
+            raise ValueError(f"unknown transport {transport!r}: use 'stdio', 'http' or a Runner")
+        if transport == "stdio" and (uds is not None or options):
+            raise ValueError(f"stdio takes no HTTP options ({', '.join(['uds', *options][: 1 + len(options)])})")
+        runner: Runner = Stdio() if transport == "stdio" else Http(address, port, path, uds, **options)
+    elif callable(getattr(transport, "run", None)):
+        runner = transport
+    else:
+        raise TypeError(f"Server.run takes 'stdio', 'http' or a Runner (an object with run(server)), not {transport!r}")
     try:
-        if transport == "stdio":
-            asyncio.run(until_signal(serve_stdio(host)))
-        else:
-            run_http(host, address, port, path, options)
+        runner.run(server)
     finally:
-        host.threads.shutdown()
+        server.features.threads.shutdown()
 
 
-def run_http(host: Host, address: str, port: int, path: str, options: dict[str, Any]) -> None:
+def run_http(server: Any, address: str, port: int, path: str, options: dict[str, Any], uds: str | None = None) -> None:
     try:
         uvicorn: Any = require("uvicorn", "http", "server.run('http')")
     except MissingExtra as exc:
@@ -75,6 +125,7 @@ def run_http(host: Host, address: str, port: int, path: str, options: dict[str, 
         raise SystemExit(2) from None
     from mcpgen.runtime.transports import http_protocol
 
+    host = server.features
     # The connection's own guards (not the app's options): slow heads and bodies, and how
     # many connections are open at once.
     guards = {
@@ -84,7 +135,7 @@ def run_http(host: Host, address: str, port: int, path: str, options: dict[str, 
     }
     grace = float(options.pop("shutdown_timeout", SHUTDOWN_TIMEOUT))
     config = uvicorn.Config(
-        http_app(host, path, options),
+        server.http_app(path, **options),
         host=address,
         port=port,
         log_level="warning",
@@ -95,17 +146,16 @@ def run_http(host: Host, address: str, port: int, path: str, options: dict[str, 
     # the real port (port=0) and a client that reads it may connect at once; and so that a
     # port in use is one line that says what to do (uvicorn logs and exits 1).
     try:
-        sock = listen_on(address, port, config.backlog)
+        sock = listen_on_unix(uds, config.backlog) if uds is not None else listen_on(address, port, config.backlog)
     except BindError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    bound_port = sock.getsockname()[1]
-    shown = f"[{address}]" if ":" in address else address
-    print(
-        f"mcpgen: serving {host.info.name} over Streamable HTTP at http://{shown}:{bound_port}{path}",
-        file=sys.stderr,
-        flush=True,
-    )
+    if uds is not None:
+        where = f"on the Unix socket {uds} (http://localhost{path})"
+    else:
+        shown = f"[{address}]" if ":" in address else address
+        where = f"at http://{shown}:{sock.getsockname()[1]}{path}"
+    print(f"mcpgen: serving {host.info.name} over Streamable HTTP {where}", file=sys.stderr, flush=True)
     http_server = announcing_server(uvicorn.Server, grace)(config)
     quiet = _QuietCancel()
     logging.getLogger("uvicorn.error").addFilter(quiet)
@@ -116,6 +166,9 @@ def run_http(host: Host, address: str, port: int, path: str, options: dict[str, 
     finally:
         logging.getLogger("uvicorn.error").removeFilter(quiet)
         sock.close()
+        if uds is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(uds)
 
 
 class BindError(Exception):
@@ -141,13 +194,45 @@ def listen_on(address: str, port: int, backlog: int) -> socket.socket:
         if exc.errno == errno.EADDRINUSE:
             raise BindError(
                 f"port {port} on {address} is in use (another server is listening there): stop it, or pick "
-                "another port (--port)"
+                "another port (port= in server.run, --port with mcpgen run)"
             ) from None
         if exc.errno == errno.EACCES:
-            raise BindError(f"port {port} needs privileges this user lacks: pick one above 1023 (--port)") from None
+            raise BindError(f"port {port} needs privileges this user lacks: pick one above 1023") from None
         if exc.errno == errno.EADDRNOTAVAIL:
-            raise BindError(f"cannot listen on {address}: this machine has no such address (--host)") from None
+            raise BindError(f"cannot listen on {address}: this machine has no such address") from None
         raise BindError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def listen_on_unix(path: str, backlog: int) -> socket.socket:
+    """A listening Unix domain socket at ``path``, readable and writable by this user only
+    (a stale socket left by a server that died is replaced; any other file is not)."""
+    try:
+        if stat.S_ISSOCK(os.stat(path).st_mode):
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(path)
+            except OSError:
+                os.unlink(path)  # nobody listens there: a leftover
+            else:
+                raise BindError(f"{path} is in use (another server is listening there): stop it, or pick another path")
+            finally:
+                probe.close()
+        else:
+            raise BindError(f"{path} exists and is not a socket: pick another path")
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        previous = os.umask(0o177)
+        try:
+            sock.bind(path)
+        finally:
+            os.umask(previous)
+        sock.listen(backlog)
+    except OSError as exc:
+        sock.close()
+        raise BindError(f"cannot listen on {path}: {exc.strerror or exc}") from None
     return sock
 
 

@@ -1,15 +1,21 @@
-"""The server side of a session: the initialize handshake and per-client state."""
+"""The server side of a connection: which era it speaks, the ``initialize`` handshake, and
+per-client state.
+
+A connection admits each request by its era's rules and hands it to the kernel
+(:mod:`mcpgen.runtime.jsonrpc.kernel`), which serves both eras alike: the handshake era's
+admission is the engine's (the method table, the ``initialize`` gate, capabilities), the
+stateless era's is the stateless front's (:meth:`StatelessServer.admit`).
+"""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     EmptyResult,
     Implementation,
     InitializeRequestParams,
@@ -18,13 +24,12 @@ from mcpgen.generated import (
     MethodSpec,
     ServerCalls,
 )
-from mcpgen.runtime.errors import INVALID_REQUEST, SERVER_BUSY, UNSUPPORTED_VERSION
-from mcpgen.runtime.jsonrpc import eager
+from mcpgen.runtime.errors import INVALID_REQUEST, UNSUPPORTED_VERSION
+from mcpgen.runtime.jsonrpc import kernel
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, RequestId, error_frame
-from mcpgen.runtime.jsonrpc.session import log
 from mcpgen.runtime.server.era import request_era
-from mcpgen.runtime.shared.handshake import HandshakeSession
+from mcpgen.runtime.shared.handshake import PING, HandshakeSession
 from mcpgen.runtime.versions import STATELESS, Era, negotiate
 
 _VERSION_KEY = b"modelcontextprotocol"  # a cheap look before parsing (a slash may be escaped)
@@ -47,12 +52,12 @@ class ServerSession(HandshakeSession, ServerCalls):
 
     The first request picks the era of the connection, once: one whose ``_meta`` names a
     protocol version (and is not ``initialize``) makes it a stateless-era connection,
-    where every request is served on its own by the server's stateless front; anything
+    where every request is admitted on its own by the server's stateless front; anything
     else opens the handshake era. In the handshake era, until ``initialize`` only ``ping``
-    is served. The handshake records the client's
-    capabilities and picks the protocol version (the client's when supported, else our
-    latest); typed calls to the client (``create_message``, ``elicit``, ``list_roots``)
-    are checked against the client's declared capabilities.
+    is served. The handshake records the client's capabilities and picks the protocol
+    version (the client's when supported, else our latest); typed calls to the client
+    (``create_message``, ``elicit``, ``list_roots``) are checked against the client's
+    declared capabilities.
     """
 
     role = "server"
@@ -64,13 +69,7 @@ class ServerSession(HandshakeSession, ServerCalls):
         self.subscriptions: set[str] = set()
         self.answers_now = False  # until initialize is answered
         self.era: Era | None = None  # chosen by the first request
-        # Stateless-era requests beyond max_concurrency, waiting for a slot (in order).
-        self._waiting: dict[RequestId, Envelope] = {}
-        self._starting_waiting = False  # _start_waiting is running (an eager task may end inside it)
-        # The handlers' own path to a handler, where they have one (a Server does); other
-        # handlers (a generated ServerHandlers subclass) are looked up by the engine.
-        self.dispatch: Callable[[MethodSpec, Any], Awaitable[Any]] | None = getattr(self.handlers, "dispatch", None)
-        extra = getattr(self.handlers, "extension_methods", None)
+        extra = getattr(self.handlers, "handshake_methods", None)
         if extra:  # requests the server's extensions add (skills/list, ...)
             self.incoming = {**self.incoming, **extra}
         if getattr(self.handlers, "extensions", None):  # learn the client's extensions too
@@ -89,7 +88,8 @@ class ServerSession(HandshakeSession, ServerCalls):
     async def _noted(self, method: str, params: Any) -> None:
         from mcpgen.runtime.middleware.chain import Notification, session_id_of
 
-        note = Notification("server", method, params, self.protocol_version, session_id_of(self))
+        version = self.protocol_version if self.era != "stateless" else None
+        note = Notification("server", method, params, version, session_id_of(self))
         await self.handlers.middleware_chain.notify(note)
 
     async def _run_timed(self) -> None:
@@ -104,6 +104,11 @@ class ServerSession(HandshakeSession, ServerCalls):
         )
 
     @property
+    def lifespan_state(self) -> Any:
+        """What the server's lifespan yielded (Context.lifespan)."""
+        return getattr(self.handlers, "lifespan_state", None)
+
+    @property
     def transport_session(self) -> str | None:
         found = getattr(self.transport, "session_id", None)
         return found if isinstance(found, str) else None
@@ -113,10 +118,16 @@ class ServerSession(HandshakeSession, ServerCalls):
     def on_envelope(self, env: Envelope) -> None:
         if self.era is None and env.method is not UNSET and env.id is not UNSET:
             self.era = self._era_of_first(env)
-        if self.era == "stateless":
-            self._on_stateless(env)
-        else:
+            if self.era == "stateless":  # no handshake to wait for
+                self.answers_now = self._immediate_transport is not None
+        if self.era != "stateless":
             super().on_envelope(env)
+        elif env.method is UNSET:
+            return  # a client sends no responses in the stateless era
+        elif env.id is not UNSET:
+            self._on_stateless(env)
+        elif env.method == "notifications/cancelled":
+            super().on_envelope(env)  # cancels the request (the era defines no other notification)
 
     def _era_of_first(self, env: Envelope) -> Era:
         # The rule is server.era's; what is here only spares parsing frames that cannot
@@ -132,112 +143,32 @@ class ServerSession(HandshakeSession, ServerCalls):
         return request_era(meta=meta)
 
     def _on_stateless(self, env: Envelope) -> None:
-        if env.method is UNSET:
-            return  # a client sends no responses in the stateless era
-        if env.id is UNSET:
-            if env.method == "notifications/cancelled":
-                super().on_envelope(env)  # cancels the request's task
-            return
-        rid = env.id
-        if rid in self._inflight or rid in self._waiting:
+        rid: RequestId = env.id
+        if rid in self._inflight:
             self._reply_error(rid, INVALID_REQUEST, f"Invalid Request: id {rid!r} is already in use")
-        elif env.method == "initialize":
+            return
+        if env.method == "initialize":
             # A stateless connection stays stateless: say which versions it speaks.
-            self._send_soon(
-                error_frame(
-                    UNSUPPORTED_VERSION,
-                    "Unsupported protocol version: this connection speaks the stateless era",
-                    rid,
-                    {"supported": list(STATELESS), "requested": _requested(env)},
-                ),
-                related=rid,
-                final=True,
-            )
-        elif len(self._inflight) >= self.max_concurrency:
-            # Wait in line, as the handshake era's requests do; refused only past the line.
-            if len(self._waiting) >= self.max_queued:
-                self._reply_error(rid, SERVER_BUSY, "Server busy: too many requests in flight; retry later")
-            else:
-                self._waiting[rid] = env
-        else:
-            self._start_stateless(env)
+            data = {"supported": list(STATELESS), "requested": _requested(env)}
+            message = "Unsupported protocol version: this connection speaks the stateless era"
+            self.answer_soon(rid, error_frame(UNSUPPORTED_VERSION, message, rid, data), UNSUPPORTED_VERSION)
+            return
 
-    def _on_cancelled(self, params: Any) -> None:
-        if params.request_id is not UNSET:
-            self._waiting.pop(params.request_id, None)  # never started: nothing to answer
-        super()._on_cancelled(params)
-
-    def _start_waiting(self) -> None:
-        if self._starting_waiting:
-            return  # an eager task ended inside the loop below, which goes on
-        self._starting_waiting = True
-        try:
-            while self._waiting and len(self._inflight) < self.max_concurrency and self.is_open:
-                rid = next(iter(self._waiting))
-                self._start_stateless(self._waiting.pop(rid))
-        finally:
-            self._starting_waiting = False
-
-    def _start_stateless(self, env: Envelope) -> None:
-        """Answer on the spot what needs no waiting (as the handshake era does: no task to
-        create, schedule and tear down), else serve the request in a task of its own."""
-        rid = env.id
-
-        async def sink(frame: bytes) -> None:
+        async def sink(frame: bytes) -> None:  # the request's notifications (progress, logs)
             await self.transport.send(frame, related=rid)
 
-        if self._immediate_transport is None:
-            pending = self.handlers.stateless.handle(env, sink=sink)
-        else:
-            try:
-                answer = self.handlers.stateless.handle_now(env, sink=sink)
-            except asyncio.CancelledError:
-                # Raised by a handler itself: no response, as for a cancelled request. The
-                # receive loop goes on unless it is being cancelled itself.
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
-                    raise
-                return
-            if isinstance(answer, tuple):
-                self._send_soon(answer[0], related=rid, final=True)
-                return
-            pending = answer
-        task = eager.start(self._serve_stateless(rid, pending))
-        if task.done():  # it ended in its first step (an eager task): it never held a slot
-            self._stateless_done(rid, task, pending)
-            return
-        self._inflight[rid] = task
-        task.add_done_callback(lambda _: self._stateless_done(rid, task, pending))
-
-    def _stateless_done(self, rid: RequestId, task: asyncio.Task[None], pending: Awaitable[Any]) -> None:
-        """Free the request's slot, also when it was cancelled before its task started
-        (then ``_serve_stateless`` ran none of its code, and ``pending``, never awaited, is
-        closed unrun), and start a request waiting for one."""
-        if self._inflight.get(rid) is task:
-            del self._inflight[rid]
-        close = getattr(pending, "close", None)
-        if close is not None:
-            close()  # a no-op for a coroutine that ran to its end
-        self._start_waiting()
-
-    async def _serve_stateless(self, rid: RequestId, pending: Awaitable[tuple[bytes, int | None]]) -> None:
-        frame: bytes | None = None
+        front = self.handlers.stateless
         try:
-            frame, _ = await pending
-        except asyncio.CancelledError:
-            frame = None  # cancelled by the client: no response
-        finally:
-            self._inflight.pop(rid, None)
-        if frame is not None and self.is_open:
-            try:
-                # send() is send_now() then, when told to, drain(): called here without
-                # the coroutine between (as Session._serve does).
-                if self._send_now is None or "send" in self._transport_attributes:
-                    await self.transport.send(frame, related=rid, final=True)
-                elif not self._send_now(frame, related=rid, final=True):
-                    await self.transport.drain()  # type: ignore[attr-defined]
-            except ConnectionError:
-                log.debug("mcpgen: dropped a response for a closed connection")
+            request = front.admit(env, sink=sink, reply=self, slots=self.slots)
+        except Exception as exc:
+            frame, code = front.refusal(rid, env.method, exc)
+            self.answer_soon(rid, frame, code)
+            return
+        kernel.serve(request)
+        if request.state != kernel.SETTLED:  # running or in line (an answer on the spot is done)
+            self._inflight[rid] = request
+
+    # ------------------------------------------------------------ the handshake era
 
     def refuse(self, spec: MethodSpec) -> tuple[int, str] | None:
         if spec.method == "initialize":
@@ -255,26 +186,28 @@ class ServerSession(HandshakeSession, ServerCalls):
             return INVALID_REQUEST, f"Invalid Request: {spec.method} before initialize"
         return super().refuse(spec)
 
-    def immediate_handler(self, spec: MethodSpec) -> Callable[[Any], Any] | None:
-        if spec.method in ("initialize", "logging/setLevel"):
-            return None  # the handshake and the log level go through call_handler below
-        return super().immediate_handler(spec)
-
-    async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
+    def make_route(self, spec: MethodSpec) -> kernel.Route:
+        handlers = self.handlers
+        route: Callable[[MethodSpec], kernel.Route] | None = getattr(handlers, "route", None)
+        wrap: Callable[[str, kernel.Route], kernel.Route] = getattr(handlers, "wrap", _unwrapped)
         if spec.method == "initialize":
-            result = await self._initialize(params)
-            # Its answer is sent right after this returns, before any other frame is read.
-            self.answers_now = True
-            return result
-        if self.dispatch is None or spec.method == "ping":
-            result = await super().call_handler(spec, params)
-        else:  # a Server's one path to its handlers (Server.dispatch)
-            result = await self.dispatch(spec, params)
+            # The handshake's own steps around the server's handler; never on the spot.
+            base = kernel.Route(self._initialize, expected=InitializeResult, timeout=self.handler_timeout)
+            return wrap("initialize", base)
+        if spec.method == "ping":
+            return wrap("ping", PING)
+        found = route(spec) if route is not None else super().make_route(spec)
         if spec.method == "logging/setLevel":
-            self.log_level = params.level
-        return result
+            return msgspec.structs.replace(found, run=self._level_setter(found.run), now=None)
+        return found
 
-    stock_call_handler = call_handler
+    def _level_setter(self, run: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+        async def set_level(params: Any) -> Any:
+            result = await run(params)
+            self.log_level = params.level  # once the handler (and the middleware) let it through
+            return result
+
+        return set_level
 
     async def _initialize(self, params: InitializeRequestParams) -> InitializeResult:
         self.protocol_version = negotiate(params.protocol_version)
@@ -287,6 +220,9 @@ class ServerSession(HandshakeSession, ServerCalls):
             raise
         result.protocol_version = self.protocol_version
         self.own_caps = Declared(result.capabilities)
+        # Its answer is sent right after this returns, before any other frame is read:
+        # from then on answers may overtake nothing.
+        self.answers_now = self._immediate_transport is not None
         return result
 
     def on_notification(self, spec: MethodSpec, params: Any) -> None:
@@ -296,6 +232,10 @@ class ServerSession(HandshakeSession, ServerCalls):
     def logs(self, level: LoggingLevel) -> bool:
         """Whether a log message at ``level`` passes the client's chosen level."""
         return _SEVERITY[level] >= _SEVERITY[self.log_level]
+
+
+def _unwrapped(method: str, route: kernel.Route) -> kernel.Route:
+    return route
 
 
 def _requested(env: Envelope) -> str:

@@ -28,6 +28,7 @@ import base64
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,9 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from mcpgen.runtime.errors import INVALID_PARAMS, McpError, ResourceNotFound
+from mcpgen.runtime.shared.extension import Extension, ExtensionMethod
 from mcpgen.runtime.shared.files import guess_mime, resolve_within
+from mcpgen.runtime.shared.meta import SKILLS_EXTENSION
 from mcpgen.runtime.shared.skill_format import (
     DIRECTORY_MIME,
     MAX_BYTES,
@@ -52,7 +55,7 @@ from mcpgen.runtime.shared.skill_format import (
 )
 
 if TYPE_CHECKING:
-    from mcpgen.generated import MethodSpec
+    from mcpgen.protocol.v2025_11_25 import MethodSpec
     from mcpgen.runtime.server.registry import TemplateEntry
 
 log = logging.getLogger("mcpgen")
@@ -367,11 +370,80 @@ class SkillSet:
             log.warning("mcpgen: skills: leaving out %s: %s", where, problem)
 
 
+class Skills(Extension):
+    """The skills extension (SEP-2640) serving one :class:`SkillSet`: its requests
+    (``skills/list``, ``skills/get``, and ``resources/directory/read`` when
+    ``directory_read``), the template that reads every skill's files, and each SKILL.md
+    listed by ``resources/list`` as the files are now. Its catalog is read from disk, in the
+    server's thread pool."""
+
+    identifier = SKILLS_EXTENSION
+    meta_keys = frozenset({META_PREFIX})
+
+    def __init__(self, root: str | os.PathLike[str], prefix: str, directory_read: bool, page_size: int) -> None:
+        super().__init__()
+        self.skill_set = SkillSet(root, prefix=prefix, page_size=page_size)
+        self.directory_read = directory_read
+        self._threads: Any = None
+
+    def settings(self) -> dict[str, Any]:
+        return {"directoryRead": True} if self.directory_read else {}
+
+    def methods(self) -> list[ExtensionMethod]:
+        found = [
+            ExtensionMethod("skills/list", ListSkillsParams, self.list_skills, cacheable=True),
+            ExtensionMethod("skills/get", GetSkillParams, self.get_skill, params_required=True, cacheable=True),
+        ]
+        if self.directory_read:
+            found.append(
+                ExtensionMethod(
+                    "resources/directory/read",
+                    ReadDirectoryParams,
+                    self.read_directory,
+                    params_required=True,
+                    cacheable=True,
+                )  # fmt: skip
+            )
+        return found
+
+    def attach(self, server: Any) -> None:
+        features = server.features
+        self._threads = features.threads
+        template, _ = skill_entries(self.skill_set, self.directory_read)
+        features.catalog.templates.append(template)
+        features.handlers.listings.append(self.listed)
+        features.catalog.changed("resources")
+
+    async def _run(self, fn: Callable[..., Any], kwargs: dict[str, Any], label: str) -> Any:
+        from mcpgen.runtime.server.context import Context
+
+        return await self._threads.run(fn, kwargs, Context.current(), label)
+
+    async def listed(self) -> list[Any]:
+        from mcpgen.protocol.v2025_11_25 import Resource
+
+        found = await self._run(self.skill_set.resources, {}, "skills")
+        return msgspec.convert(found, list[Resource])
+
+    async def list_skills(self, params: ListSkillsParams) -> dict[str, Any]:
+        found: dict[str, Any] = await self._run(self.skill_set.list_page, {"cursor": params.cursor}, "skills")
+        return found
+
+    async def get_skill(self, params: GetSkillParams) -> dict[str, Any]:
+        found: dict[str, Any] = await self._run(self.skill_set.get, {"uri": params.uri}, "skills")
+        return found
+
+    async def read_directory(self, params: ReadDirectoryParams) -> dict[str, Any]:
+        kwargs = {"uri": params.uri, "cursor": params.cursor}
+        found: dict[str, Any] = await self._run(self.skill_set.read_directory, kwargs, "resources/directory/read")
+        return found
+
+
 def skill_entries(skill_set: SkillSet, directory_read: bool) -> tuple[TemplateEntry, list[MethodSpec]]:
     """What ``Server.skills`` registers: the template that reads every skill's files (in
     the thread pool: file I/O), and the extension's requests (``skills/list``,
     ``skills/get``, and ``resources/directory/read`` when ``directory_read``)."""
-    from mcpgen.generated import MethodSpec, ResourceTemplate
+    from mcpgen.protocol.v2025_11_25 import MethodSpec, ResourceTemplate
     from mcpgen.runtime.server.content import text_or_bytes, to_contents
     from mcpgen.runtime.server.registry import TemplateEntry, compile_template
     from mcpgen.runtime.server.signature import signature_of

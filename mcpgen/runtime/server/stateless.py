@@ -1,23 +1,23 @@
 """The stateless era (2026-07-28 on): every request names its protocol version and the
 client's capabilities in its own ``_meta``; there is no handshake and no session.
 
-:class:`StatelessServer` serves one request at a time for any transport: it checks the
-request in the order the protocol asks (``_meta`` -> HTTP headers -> version -> method ->
-capabilities), decodes the params with the stateless-era bindings, runs the same
-:class:`~mcpgen.runtime.server.server.Server` handlers the handshake era runs, and stamps the
-result with ``resultType``, caching hints and the server's identity. Request-scoped
-notifications (progress, logs) go to a sink the transport gives (the stdio connection, or
-the request's own SSE stream over HTTP). Asking the client for input goes through
-:mod:`mcpgen.runtime.server.input_required`; change notifications through
-:mod:`mcpgen.runtime.server.listen`.
+:class:`StatelessServer` is the era's admission and its finishing, for any transport. It
+checks a request in the order the protocol asks (``_meta`` -> HTTP headers -> version ->
+method -> capabilities) and reads its params with the stateless-era bindings, into the
+types the handlers take (the handshake era's: one set of handlers serves both eras); the
+kernel (:mod:`mcpgen.runtime.jsonrpc.kernel`) then serves it as it serves any request, and
+the front's :class:`Rules` stamp the result with ``resultType``, caching hints and the
+server's identity. Request-scoped notifications (progress, logs) go to a sink the
+transport gives (the stdio connection, or the request's own SSE stream over HTTP). Asking
+the client for input goes through :mod:`mcpgen.runtime.server.input_required`; change
+notifications through :mod:`mcpgen.runtime.server.listen`; tasks through
+:mod:`mcpgen.runtime.server.tasks`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from functools import partial
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -33,8 +33,10 @@ from mcpgen.runtime.errors import (
     UNSUPPORTED_VERSION,
     McpError,
 )
+from mcpgen.runtime.jsonrpc import kernel
+from mcpgen.runtime.jsonrpc.context import RequestContext
 from mcpgen.runtime.jsonrpc.framing import Envelope, RequestId, error_frame
-from mcpgen.runtime.jsonrpc.session import NOT_NOW, RequestContext, current_request
+from mcpgen.runtime.jsonrpc.kernel import Incoming, Ready, Reply, Route, Slots
 from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.input_required import InputRequired, InputScope, StateSealer
 from mcpgen.runtime.server.params_merge import decoder as merged_decoder
@@ -46,7 +48,6 @@ from mcpgen.runtime.shared.meta import (
     META_LOG_LEVEL,
     META_SERVER_INFO,
     META_VERSION,
-    TASKS_EXTENSION,
 )
 from mcpgen.runtime.versions import (
     LATEST,
@@ -59,7 +60,7 @@ from mcpgen.runtime.versions import (
 )
 
 if TYPE_CHECKING:
-    from mcpgen.generated import MethodSpec
+    from mcpgen.protocol.v2025_11_25 import MethodSpec
     from mcpgen.runtime.jsonrpc.capabilities import Declared
 
 log = logging.getLogger("mcpgen")
@@ -68,34 +69,17 @@ Sink = Callable[[bytes], Awaitable[None]]
 """Where a request's own notifications go (progress, logs, listen events)."""
 
 
-class TaskFront(Protocol):
-    """What the front asks of the tasks extension's manager (:mod:`.tasks`)."""
-
-    def admit(
-        self,
-        front: StatelessServer,
-        env: Envelope,
-        raw: dict[str, Any],
-        headers: Mapping[str, str] | None,
-        sink: Sink | None,
-    ) -> tuple[StatelessRequest, dict[str, Any]]: ...
-
-    async def serve(self, front: StatelessServer, request: StatelessRequest, raw: dict[str, Any]) -> bytes: ...
-
-    async def call_tool(self, front: StatelessServer, request: StatelessRequest, params: Any) -> bytes | None: ...
-
-
 class ListenFront(Protocol):
     """What the front asks of the server's open subscriptions (:mod:`.listen`)."""
 
-    async def listen(self, stateless: StatelessServer, request: StatelessRequest, params: Any) -> bytes: ...
+    async def listen(self, stateless: StatelessServer, request: StatelessRequest, params: Any) -> Any: ...
 
 
 class FrontHost(Protocol):
     """What the stateless front, the tasks extension and ``subscriptions/listen`` use of the
     :class:`~mcpgen.runtime.server.server.Server` they serve: declared here so that these
     modules sit below the server and never import it (it satisfies this structurally; typing
-    only). Handlers are looked up by name on it, as the method table names them."""
+    only)."""
 
     @property
     def info(self) -> Any: ...
@@ -110,23 +94,21 @@ class FrontHost(Protocol):
     @property
     def listeners(self) -> ListenFront: ...
     @property
-    def tasks(self) -> TaskFront: ...
-    @property
-    def offers_tasks(self) -> bool: ...
+    def named_params(self) -> dict[str, str]: ...
     @property
     def declared(self) -> Declared: ...
 
     def declares(self, path: str) -> bool: ...
-    def capabilities(self) -> Any: ...
+    def capabilities(self, era: str = "handshake") -> Any: ...
     def cache_hint(self, method: str, params: Any = None) -> CacheHint: ...
     def tool_headers(self, name: str) -> dict[str, str]: ...
     def task_support(self, name: str) -> tuple[str, str] | None: ...
-    def immediate_handler(self, name: str) -> Callable[[Any], Any] | None: ...
+    def route(self, spec: MethodSpec) -> Route: ...
+    def wrap(self, method: str, base: Route) -> Route: ...
+    def intercepted(self, method: str, route: Route, era: str) -> Route: ...
     async def dispatch(self, spec: MethodSpec, params: Any) -> Any: ...
 
 
-# The tasks extension's methods (mcpgen.runtime.server.tasks): not in the core schema.
-_TASK_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 # Status codes of the Streamable HTTP binding for errors the stateless era defines.
 _HTTP_STATUS = {
@@ -179,8 +161,8 @@ class _Plan(msgspec.Struct):
     versions: frozenset[str]
     # The server capability the method needs (tools, resources, ...), if any.
     capability: str | None
-    # The server's synchronous handler for the method (Server.immediate_handler), if any.
-    immediate: Callable[[Any], Any] | None
+    # How the kernel serves it.
+    route: Route
     # Params bytes -> the handshake era's params struct the handlers take; None for a
     # method only this era has (its handler takes this era's struct), and when ``read``
     # already returns the handlers' type (params_merge: one struct checking both eras).
@@ -204,7 +186,8 @@ _UNREADABLE = (msgspec.MsgspecError, ValueError, TypeError, RecursionError)
 
 
 class StatelessServer:
-    """Serves stateless-era requests for one server."""
+    """The stateless era's admission and finishing, for one server (the kernel's
+    :class:`~mcpgen.runtime.jsonrpc.kernel.Rules` of the era)."""
 
     def __init__(self, server: FrontHost) -> None:
         self.server = server
@@ -216,73 +199,49 @@ class StatelessServer:
         # those types. Both eras spell the fields the handlers read alike.
         self.handshake = bindings(LATEST)
         self.sealer = StateSealer(server.state_key)
-        self._result_classes: dict[str, type | None] = {}
         self._plans: dict[str, _Plan | None] = {}
         # resultType + the server's identity as bytes, per result type (the identity is
         # fixed once serving starts; a replaced Implementation is noticed by identity).
         self._heads: dict[str, tuple[Any, bytes]] = {}
 
-    # ------------------------------------------------------------ entry points
+    def forget_routes(self) -> None:
+        """Make the routes again on next use (the server's middleware changed)."""
+        self._plans.clear()
 
-    async def handle(
-        self, env: Envelope, *, sink: Sink | None = None, headers: Mapping[str, str] | None = None
-    ) -> tuple[bytes, int | None]:
-        """The response frame for one request and, for an error, its code (``headers``:
-        the HTTP request's, lower-cased, when it came over HTTP)."""
-        answer = self.handle_now(env, sink=sink, headers=headers)
-        return answer if isinstance(answer, tuple) else await answer
-
-    def handle_now(
-        self, env: Envelope, *, sink: Sink | None = None, headers: Mapping[str, str] | None = None
-    ) -> tuple[bytes, int | None] | Coroutine[Any, Any, tuple[bytes, int | None]]:
-        """:meth:`handle` without waiting when nothing needs to wait: a request refused
-        before any handler runs, or one whose handler answers on the spot (a tool declared
-        ``blocking=False``; the handshake era serves those without a task too). Otherwise
-        a coroutine that serves the request, for the transport to run as a task (closed
-        unawaited, it runs nothing: no handler has started)."""
-        rid: RequestId = env.id
-        try:
-            request, params = self.admit(env, sink, headers)
-            frame = self.dispatch_now(request, params)
-        except Exception as exc:
-            return self._failure(rid, env.method, exc)
-        if frame is None:
-            return self._served(request, params)
-        if frame.__class__ is tuple:  # the handler's work, its params read: run in a task
-            return self._finish(request, params, *frame)
-        return frame, None  # type: ignore[return-value]
-
-    async def _served(self, request: StatelessRequest, params: Any) -> tuple[bytes, int | None]:
-        # The server's handler_timeout bounds each handler, as in the handshake era (a
-        # listen stream is meant to stay open, so it is not bounded).
-        limit = self.server.session_options.get("handler_timeout")
-        try:
-            if limit is None or request.method == "subscriptions/listen":
-                return await self.dispatch(request, params), None
-            async with asyncio.timeout(limit):
-                return await self.dispatch(request, params), None
-        except TimeoutError:
-            log.error("mcpgen: %s handler timed out after %s s", request.method, limit)
-            return error_frame(
-                INTERNAL_ERROR, f"Internal error: no result within {limit:g} s", request.id
-            ), INTERNAL_ERROR
-        except Exception as exc:
-            return self._failure(request.id, request.method, exc)
-
-    def _failure(self, rid: RequestId, method: str, exc: Exception) -> tuple[bytes, int | None]:
-        """The answer to a request refused, asking for input, or whose handler failed."""
-        if isinstance(exc, InputRequired):
-            return self.input_required_frame(rid, exc), None
-        if isinstance(exc, McpError):
-            return error_frame(exc.code, exc.message, rid, exc.data), exc.code
-        if isinstance(exc, NotImplementedError):
-            return error_frame(METHOD_NOT_FOUND, f"Method not found: {method}", rid), METHOD_NOT_FOUND
-        log.error("mcpgen: %s failed", method, exc_info=exc)
-        return error_frame(INTERNAL_ERROR, "Internal error", rid), INTERNAL_ERROR
+    # ------------------------------------------------------------ admission
 
     def admit(
+        self,
+        env: Envelope,
+        *,
+        sink: Sink | None,
+        reply: Reply,
+        slots: Slots | None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Incoming:
+        """The request as the kernel serves it, or the error refusing it raised (see
+        :meth:`refusal`). ``headers``: the HTTP request's, lower-cased, when it came over
+        HTTP; ``sink``: where its notifications go; ``reply``: where its answer goes;
+        ``slots``: the bound it runs under."""
+        request, params, route = self._check(env, sink, headers)
+        meta = getattr(params, "meta", UNSET) if not isinstance(params, dict) else params.get("_meta", UNSET)
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        peer = StatelessPeer(self, request)
+        return Incoming(
+            peer, request.id, request.method, meta, token,
+            params=params, route=route, rules=self, reply=reply, slots=slots,
+        )  # fmt: skip
+
+    def refusal(self, rid: RequestId, method: str, exc: Exception) -> tuple[bytes, int | None]:
+        """The answer to a request refused before any handler ran."""
+        if isinstance(exc, McpError):
+            return error_frame(exc.code, exc.message, rid, exc.data), exc.code
+        log.error("mcpgen: admitting %s failed", method, exc_info=exc)
+        return error_frame(INTERNAL_ERROR, "Internal error", rid), INTERNAL_ERROR
+
+    def _check(
         self, env: Envelope, sink: Sink | None, headers: Mapping[str, str] | None
-    ) -> tuple[StatelessRequest, Any]:
+    ) -> tuple[StatelessRequest, Any, Route]:
         """Check a request in the protocol's order and decode its params, or raise the
         error that refuses it."""
         method: str = env.method
@@ -308,7 +267,7 @@ class StatelessServer:
             # to a dict, so that each refusal is the one the protocol's order gives.
             raw = _params_object(env.params)
             meta = raw.get("_meta")
-            field = http_headers.NAME_PARAMS.get(method)
+            field = http_headers.NAME_PARAMS.get(method) or self.server.named_params.get(method)
             named = raw.get(field) if field is not None else None
             arguments = raw.get("arguments")
         if not isinstance(meta, dict) or META_VERSION not in meta or not isinstance(meta.get(META_CAPABILITIES), dict):
@@ -318,7 +277,8 @@ class StatelessServer:
             )
         version = meta[META_VERSION]
         if headers is not None:
-            http_headers.check_request(headers, method, named, arguments, version, self.tool_headers)
+            field = self.server.named_params.get(method)  # an extension's (core methods: NAME_PARAMS)
+            http_headers.check_request(headers, method, named, arguments, version, self.tool_headers, field)
         if plan is None or version.__class__ is not str or version not in plan.versions:
             # Not a method this version has, or not a version this era speaks: which.
             if not isinstance(version, str) or era_of(version) != "stateless":
@@ -327,9 +287,6 @@ class StatelessServer:
                     f"Unsupported protocol version: {version!r}",
                     {"supported": list(SUPPORTED), "requested": version if isinstance(version, str) else str(version)},
                 )
-            if method in _TASK_METHODS and self.server.offers_tasks:
-                raw = raw if raw is not None else _params_object(env.params)
-                return self.server.tasks.admit(self, env, raw, headers, sink)
             raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
         spec = plan.spec
         if plan.capability is not None and not self.server.declares(plan.capability):
@@ -360,7 +317,7 @@ class StatelessServer:
             else:
                 # Nothing to check now: built from the params as sent if the handler asks.
                 request.unasked = env.params
-        return request, params
+        return request, params, plan.route
 
     def _plan(self, method: str) -> _Plan | None:
         """The plan of a method of the table, made once (None for notifications, the tasks
@@ -368,16 +325,18 @@ class StatelessServer:
         spec = self.table.get(method)
         if spec is None:
             return None  # a peer's made-up method: nothing kept for it
-        if spec.kind != "request" or method in _TASK_METHODS:  # tasks/*: the extension's own path
+        if spec.kind != "request":
             self._plans[method] = None
             return None
         extension = method in self.server.extension_methods
-        same = self.handshake.CLIENT_TO_SERVER.get(method)
+        # An extension's method takes its own types (the handshake era may name the method
+        # with other types: 2025-11-25's tasks/get is not the tasks extension's).
+        same = None if extension else self.handshake.CLIENT_TO_SERVER.get(method)
         plan = _Plan(
             spec=spec,
             versions=frozenset(v for v in STATELESS if extension or method_exists("c2s", method, v)),
             capability=spec.capability.removeprefix("server.") if spec.capability is not None else None,
-            immediate=self.server.immediate_handler(spec.handler),
+            route=self._route(method, same if same is not None else spec),
             read_handshake=self.handshake.decoder(same.params_type).decode if same is not None else None,
         )
         # Where this era's params type and the handshake era's agree on what they share,
@@ -415,8 +374,12 @@ class StatelessServer:
     def _convert(self, spec: Any, raw: dict[str, Any]) -> Any:
         try:
             checked = self.package.convert(raw, spec.params_type)
-            same = self.handshake.CLIENT_TO_SERVER.get(spec.method)
-            if same is None:  # only in this era (discover, listen): served here
+            same = (
+                None
+                if spec.method in self.server.extension_methods
+                else self.handshake.CLIENT_TO_SERVER.get(spec.method)
+            )
+            if same is None:  # only in this era (discover, listen) or an extension's: its own type
                 return checked
             return self.handshake.convert(raw, same.params_type)
         except msgspec.ValidationError as exc:
@@ -424,114 +387,68 @@ class StatelessServer:
         except RecursionError:
             raise Refused(INVALID_PARAMS, "Invalid params: nested too deeply") from None
 
-    # ------------------------------------------------------------ dispatch
+    # ------------------------------------------------------------ routes
 
-    async def dispatch(self, request: StatelessRequest, params: Any) -> bytes:
-        method = request.method
+    def _route(self, method: str, spec: MethodSpec) -> Route:
+        """How a method of this era is served: the server's route for the methods both eras
+        have (``spec`` is the handshake era's: the handlers' types) and the extensions',
+        and the era's own; then what the era's extensions make of it."""
+        server = self.server
         if method == "server/discover":
-            return self.result_frame(request, self.discover_result(), cache=self.server.cache_hint("server/discover"))
-        if method == "subscriptions/listen":
-            return await self.server.listeners.listen(self, request, params)
-        if method in _TASK_METHODS:
-            return await self.server.tasks.serve(self, request, params)
-        if method == "tools/call" and self.server.task_support(params.name) is not None:
-            frame = await self.server.tasks.call_tool(self, request, params)
-            if frame is not None:
-                return frame
-        spec = self.table[method]
-        token = current_request.set(self.context(request, params))
-        try:
-            result = await self.server.dispatch(spec, params)
-        except McpError as exc:
-            if exc.code == RESOURCE_NOT_FOUND:  # -32602 in this era (the handlers raise -32002)
-                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
-            raise
-        finally:
-            current_request.reset(token)
-        return self._result(request, params, result)
+            found = server.wrap(method, Route(self._discover_later, self._discover, dict))
+        elif method == "subscriptions/listen":
+            # A listen stream lasts as long as the client listens: no slot, no timeout.
+            found = server.wrap(method, Route(self._listen, limited=False))
+        else:
+            found = server.route(spec)
+        return server.intercepted(method, found, "stateless")
 
-    def dispatch_now(
-        self, request: StatelessRequest, params: Any
-    ) -> bytes | tuple[RequestContext, Callable[[], Awaitable[Any]]] | None:
-        """:meth:`dispatch` on the spot, when the server has a synchronous handler for the
-        method and it answers this request at once; None when it must be awaited. When
-        the handler left the rest of its work to a task (a partial: see NOT_NOW), the
-        request context and that work, for :meth:`_finish`."""
-        plan = self._plans.get(request.method)  # None for tasks/*, which are never answered on the spot
-        immediate = plan.immediate if plan is not None else None
-        if immediate is None:
-            return None
-        # Around the handler: the request context it sees (a plain try, not a context
-        # manager: this runs for every request answered on the spot).
-        context = self.context(request, params)
-        token = current_request.set(context)
-        try:
-            result = immediate(params)
-        except McpError as exc:
-            if exc.code == RESOURCE_NOT_FOUND:  # -32602 in this era (the handlers raise -32002)
-                raise McpError(INVALID_PARAMS, exc.message, exc.data) from None
-            raise
-        finally:
-            current_request.reset(token)
-        if result is NOT_NOW:
-            return None
-        if result.__class__ is partial:
-            return context, result
-        return self._result(request, params, result)
+    def _discover(self, params: Any) -> dict[str, Any]:
+        return self.discover_result()
 
-    async def _finish(
-        self,
-        request: StatelessRequest,
-        params: Any,
-        context: RequestContext,
-        running: Callable[[], Awaitable[Any]],
+    async def _discover_later(self, params: Any) -> dict[str, Any]:
+        return self.discover_result()
+
+    async def _listen(self, params: Any) -> Any:
+        return await self.server.listeners.listen(self, scope(), params)
+
+    # ------------------------------------------------------------ the kernel's Rules
+
+    def result(self, request: Incoming, result: Any) -> bytes:
+        """The frame answering a request of this era: the result stamped."""
+        if isinstance(result, Ready):
+            return self.frame(request.request_id, result.body, result.kind, None)
+        spec = self.table.get(request.method)
+        cache = self.server.cache_hint(request.method, request.params) if spec is not None and spec.cacheable else None
+        return self.frame(request.request_id, result, "complete", cache)
+
+    def failure(self, request: Incoming, exc: BaseException) -> tuple[bytes, int | None] | None:
+        if isinstance(exc, InputRequired):
+            return self.frame(request.request_id, exc.result(), "input_required", None), None
+        if isinstance(exc, McpError) and exc.code == RESOURCE_NOT_FOUND:
+            # -32602 in this era (the handlers raise the handshake era's -32002).
+            return error_frame(INVALID_PARAMS, exc.message, request.request_id, exc.data), INVALID_PARAMS
+        return None
+
+    async def handle(
+        self, env: Envelope, *, sink: Sink | None = None, headers: Mapping[str, str] | None = None
     ) -> tuple[bytes, int | None]:
-        """:meth:`_served` for a request whose handler left the rest of its work to a task
-        (``running``), in ``context``, as :meth:`dispatch` would set it."""
-        current_request.set(context)  # in the request's own task: nothing to reset
-        limit = self.server.session_options.get("handler_timeout")
+        """The answer to one request served on its own (no connection: the server's
+        ``max_concurrency`` does not bound it) and, for an error, its code: a convenience
+        for tests and embedders; the transports admit and serve through the kernel."""
+        reply = kernel.OneReply()
         try:
-            if limit is None:
-                result = await running()
-            else:
-                async with asyncio.timeout(limit):
-                    result = await running()
-            return self._result(request, params, result), None
-        except TimeoutError:
-            log.error("mcpgen: %s handler timed out after %s s", request.method, limit)
-            return error_frame(
-                INTERNAL_ERROR, f"Internal error: no result within {limit:g} s", request.id
-            ), INTERNAL_ERROR
-        except McpError as exc:
-            if exc.code == RESOURCE_NOT_FOUND:  # -32602 in this era (the handlers raise -32002)
-                exc = McpError(INVALID_PARAMS, exc.message, exc.data)
-            return self._failure(request.id, request.method, exc)
+            request = self.admit(env, sink=sink, reply=reply, slots=None, headers=headers)
         except Exception as exc:
-            return self._failure(request.id, request.method, exc)
-
-    def _result(self, request: StatelessRequest, params: Any, result: Any) -> bytes:
-        """The result frame, once the handler's result is checked to be of its method's type
-        (as the handshake era does: a wrong type never reaches the wire)."""
-        method = request.method
-        expected = self._result_classes.get(method, _NOT_PLANNED)
-        if expected is _NOT_PLANNED:
-            expected = self._result_class(method)
-        if expected is not None and not isinstance(result, expected):
-            log.error("mcpgen: %s handler returned %s, not %s", method, type(result).__name__, expected.__name__)
-            raise McpError(INTERNAL_ERROR, "Internal error")
-        cache = self.server.cache_hint(method, params) if self.table[method].cacheable else None
-        return self.result_frame(request, result, cache=cache)
-
-    def _result_class(self, method: str) -> type | None:
-        """What a handler's result must be an instance of (its handshake-era type)."""
-        if method not in self._result_classes:
-            spec = self.handshake.CLIENT_TO_SERVER.get(method)
-            found = getattr(spec.result_type, "__origin__", spec.result_type) if spec is not None else None
-            self._result_classes[method] = found if isinstance(found, type) else None
-        return self._result_classes[method]
+            return self.refusal(env.id, env.method, exc)
+        kernel.serve(request)
+        found = await reply.final()
+        if found is None:
+            raise ConnectionError("the request was cancelled")
+        return found
 
     def context(self, request: StatelessRequest, params: Any) -> RequestContext:
-        """The request context handlers (and :class:`Context`) see for this request."""
+        """A request context for ``request`` (the tasks extension runs a task's tool in one)."""
         meta = getattr(params, "meta", UNSET)
         peer = StatelessPeer(self, request)
         if isinstance(meta, dict):
@@ -541,37 +458,43 @@ class StatelessServer:
     def discover_result(self) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": list(SUPPORTED),
-            "capabilities": msgspec.to_builtins(self.server.capabilities()),
+            "capabilities": msgspec.to_builtins(self.server.capabilities("stateless")),
         }
-        if self.server.offers_tasks:
-            result["capabilities"].setdefault("extensions", {})[TASKS_EXTENSION] = {}
         if self.server.instructions:
             result["instructions"] = self.server.instructions
         return result
 
     # ------------------------------------------------------------ results
 
-    def result_frame(self, request: StatelessRequest, result: Any, *, cache: CacheHint | None = None) -> bytes:
-        """``{"jsonrpc":"2.0","id":...,"result":{...}}`` with the result stamped."""
-        body = self.stamp(result, "complete", cache)
-        return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(request.id) + b',"result":' + body + b"}"
+    def frame(self, rid: RequestId, result: Any, result_type: str, cache: CacheHint | None) -> bytes:
+        """``{"jsonrpc":"2.0","id":...,"result":{...}}`` with the result stamped: its
+        members and the stamp's joined in one copy (a result may be megabytes)."""
+        head, body = self._stamped(result, result_type, cache)
+        start = b'{"jsonrpc":"2.0","id":' + _encode(rid) + b',"result":'
+        if body == b"{}":
+            return b"".join((start, head, b"}}"))
+        return b"".join((start, head, b",", memoryview(body)[1:], b"}"))
 
     def stamp(self, result: Any, result_type: str, cache: CacheHint | None) -> bytes:
         """The result's JSON with ``resultType``, caching hints and the server's identity
         added (the handlers build results of the handshake era's types, which have none of
         them: older clients ignore the keys, so one set of handlers serves both eras)."""
+        head, body = self._stamped(result, result_type, cache)
+        return head + b"}" if body == b"{}" else b"".join((head, b",", memoryview(body)[1:]))
+
+    def _stamped(self, result: Any, result_type: str, cache: CacheHint | None) -> tuple[bytes, bytes]:
+        """The stamp's members as an unclosed JSON object (``{"resultType":...``), and the
+        result's JSON (the stamp's members go first; the result's follow)."""
         meta = getattr(result, "meta", UNSET) if not isinstance(result, dict) else result.get("_meta", UNSET)
         if meta is UNSET and cache is None:
-            # The common case (a tool's result): the members put together as bytes, the same
-            # bytes the general path below encodes, without building a dict to encode.
-            body = _encode(result)
+            # The common case (a tool's result): the stamp's bytes made once per result
+            # type, the result encoded as it is, without building a dict to encode.
             info = self.server.info
             cached = self._heads.get(result_type)
             if cached is None or cached[0] is not info:
                 cached = (info, b'{"resultType":' + _encode(result_type) + _SERVER_INFO + _encode(info) + b"}")
                 self._heads[result_type] = cached
-            head = cached[1]
-            return head + b"}" if body == b"{}" else head + b"," + body[1:]
+            return cached[1], _encode(result)
         extra: dict[str, Any] = {"resultType": result_type}
         if cache is not None:
             extra["ttlMs"] = cache.ttl_ms
@@ -586,16 +509,7 @@ class StatelessServer:
                 )
         else:
             extra["_meta"] = {META_SERVER_INFO: self.server.info}
-        head = msgspec.json.encode(extra)
-        body = msgspec.json.encode(result)
-        if body == b"{}":
-            return head
-        # Both are JSON objects: join their members.
-        return head[:-1] + b"," + body[1:]
-
-    def input_required_frame(self, rid: RequestId, asked: InputRequired) -> bytes:
-        body = self.stamp(asked.result(), "input_required", None)
-        return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(rid) + b',"result":' + body + b"}"
+        return _encode(extra)[:-1], _encode(result)
 
     # ------------------------------------------------------------ notifications
 
@@ -604,6 +518,16 @@ class StatelessServer:
         if request.sink is not None:
             frame = msgspec.json.encode({"jsonrpc": "2.0", "method": method, "params": params})
             await request.sink(frame)
+
+
+def scope() -> StatelessRequest:
+    """The stateless-era scope of the request being served (its peer's)."""
+    from mcpgen.runtime.jsonrpc.context import current_request
+
+    found = current_request.get()
+    assert found is not None
+    request: StatelessRequest = found.session.request
+    return request
 
 
 class StatelessPeer:
@@ -621,6 +545,11 @@ class StatelessPeer:
     def __init__(self, server: StatelessServer, request: StatelessRequest) -> None:
         self._server = server
         self.request = request
+
+    @property
+    def lifespan_state(self) -> Any:
+        """What the server's lifespan yielded (Context.lifespan)."""
+        return getattr(self._server.server, "lifespan_state", None)
 
     @property
     def own_caps(self) -> Any:

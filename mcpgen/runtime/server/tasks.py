@@ -43,18 +43,18 @@ import msgspec
 
 from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, MISSING_CAPABILITY, SERVER_BUSY, McpError
-from mcpgen.runtime.jsonrpc.framing import Envelope
-from mcpgen.runtime.jsonrpc.session import RequestContext, current_request
+from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
+from mcpgen.runtime.jsonrpc.kernel import NOT_NOW, Ready
 from mcpgen.runtime.server.input_required import answer_as_result, wire_params
 from mcpgen.runtime.server.stateless import (
     FrontHost,
-    Sink,
     StatelessPeer,
     StatelessRequest,
     StatelessServer,
+    scope,
 )
-from mcpgen.runtime.shared import headers as http_headers
-from mcpgen.runtime.shared.meta import META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, TASKS_EXTENSION
+from mcpgen.runtime.shared.extension import Extension, ExtensionMethod
+from mcpgen.runtime.shared.meta import TASKS_EXTENSION
 from mcpgen.runtime.stores.task_store import MemoryTaskStore, TaskRecord, TaskStore, decode_record, encode_record
 
 log = logging.getLogger("mcpgen")
@@ -124,51 +124,25 @@ class TaskManager:
 
     # ------------------------------------------------------------ admission
 
-    def admit(
-        self,
-        front: StatelessServer,
-        env: Envelope,
-        raw: dict[str, Any],
-        headers: Mapping[str, str] | None,
-        sink: Sink | None,
-    ) -> tuple[StatelessRequest, dict[str, Any]]:
-        """The request scope of a ``tasks/*`` request (its ``_meta``, version and
-        Mcp-Method already checked), after its Mcp-Name header and params: -32020, -32021,
-        -32602 in that order."""
-        if headers is not None:
-            sent = headers.get("mcp-name")
-            if sent is None:
-                raise http_headers.HeaderMismatch("Mcp-Name is missing")
-            if http_headers.decode_value(sent) != raw.get("taskId"):
-                raise http_headers.HeaderMismatch("Mcp-Name differs from params.taskId")
-        meta = raw["_meta"]
-        capabilities = meta[META_CAPABILITIES]
-        if not declares_tasks(capabilities):
-            raise McpError(MISSING_CAPABILITY, f"{env.method} needs the {TASKS_EXTENSION} extension", _REQUIRED)
+    @staticmethod
+    def check(request: StatelessRequest, raw: dict[str, Any]) -> None:
+        """What a ``tasks/*`` request needs beyond the era's checks (its ``_meta``, version,
+        Mcp-Method and Mcp-Name, made already): -32021, then -32602."""
+        if not declares_tasks(request.capabilities):
+            raise McpError(MISSING_CAPABILITY, f"{request.method} needs the {TASKS_EXTENSION} extension", _REQUIRED)
         if not isinstance(raw.get("taskId"), str):
             raise McpError(INVALID_PARAMS, "Invalid params: taskId must be a string")
-        if env.method == "tasks/update" and not isinstance(raw.get("inputResponses"), dict):
+        if request.method == "tasks/update" and not isinstance(raw.get("inputResponses"), dict):
             raise McpError(INVALID_PARAMS, "Invalid params: inputResponses must be an object")
-        info = meta.get(META_CLIENT_INFO)
-        request = StatelessRequest(
-            id=env.id,
-            method=env.method,
-            version=meta[META_VERSION],
-            capabilities=capabilities,
-            client_info=info if isinstance(info, dict) else None,
-            log_level=None,
-            sink=sink,
-        )
-        return request, raw
 
     # ------------------------------------------------------------ tasks/get, update, cancel
 
-    async def serve(self, front: StatelessServer, request: StatelessRequest, raw: dict[str, Any]) -> bytes:
+    async def serve(self, front: StatelessServer, request: StatelessRequest, raw: dict[str, Any]) -> dict[str, Any]:
         task_id: str = raw["taskId"]
         owner = self.owner(request)
         if request.method == "tasks/get":
             record = await self._load(task_id, owner)
-            return _frame(request, front.stamp(self._detailed(record), "complete", None))
+            return self._detailed(record)
         if request.method == "tasks/update":
             responses: dict[str, Any] = raw["inputResponses"]
             await self._load(task_id, owner)
@@ -176,7 +150,7 @@ class TaskManager:
         else:  # tasks/cancel: idempotent; a terminal task keeps its status
             await self._load(task_id, owner)
             await self._revise(task_id, _cancel)
-        return _frame(request, front.stamp({}, "complete", None))
+        return {}
 
     async def _load(self, task_id: str, owner: str | None) -> TaskRecord:
         data = await self.store.get(task_id)
@@ -215,7 +189,7 @@ class TaskManager:
 
     # ------------------------------------------------------------ tools/call
 
-    async def call_tool(self, front: StatelessServer, request: StatelessRequest, params: Any) -> bytes | None:
+    async def call_tool(self, front: StatelessServer, request: StatelessRequest, params: Any) -> Any:
         """The answer to a ``tools/call`` of a task-capable tool, or None when it is to run
         as an ordinary call (the client did not declare the extension)."""
         found = self.server.task_support(params.name)
@@ -238,7 +212,7 @@ class TaskManager:
             peer = TaskPeer(self, front, request, record.task_id)
             tool = self._start_tool(front, request, params, peer)
             self._supervise(record.task_id, tool, owner)
-            return _frame(request, front.stamp(self._task_fields(record), "task", None))
+            return Ready("task", self._task_fields(record))
         finally:  # from here on its supervisor counts it, if it runs as a task
             self._starting -= 1
             self._hold(owner, -1)
@@ -263,7 +237,7 @@ class TaskManager:
 
     async def _call_then_hand_off(
         self, front: StatelessServer, request: StatelessRequest, params: Any, owner: str | None
-    ) -> bytes:
+    ) -> Any:
         """Run the tool inside this request until it returns (an ordinary answer, or an
         InputRequiredResult) or awaits ``ctx.continue_as_task()`` (a CreateTaskResult;
         the tool runs on as that task)."""
@@ -282,8 +256,8 @@ class TaskManager:
         if peer.handed.done():
             record: TaskRecord = peer.handed.result()
             self._supervise(record.task_id, tool, owner)
-            return _frame(request, front.stamp(self._task_fields(record), "task", None))
-        return front.result_frame(request, tool.result())  # raises what the tool raised
+            return Ready("task", self._task_fields(record))
+        return tool.result()  # raises what the tool raised
 
     def _start_tool(
         self, front: StatelessServer, request: StatelessRequest, params: Any, peer: TaskPeer
@@ -292,7 +266,7 @@ class TaskManager:
         context = RequestContext(peer, base.request_id, base.method, base.meta, base.progress_token)
         token = current_request.set(context)
         try:  # the new task copies the context variables, this request's context with them
-            return asyncio.ensure_future(self.server.dispatch(front.table["tools/call"], params))
+            return asyncio.ensure_future(self.server.dispatch(front.handshake.CLIENT_TO_SERVER["tools/call"], params))
         finally:
             current_request.reset(token)
 
@@ -491,6 +465,57 @@ class TaskManager:
         await self._revise(peer.task_id, note)
 
 
+class Tasks(Extension):
+    """The tasks extension (SEP-2663) through the extension contract: of the stateless era
+    only; declared (by ``server/discover``) once a tool is task-capable; ``tasks/get``,
+    ``tasks/update`` and ``tasks/cancel`` served through the kernel and the middleware as any
+    request; and a ``tools/call`` of a task-capable tool taken by the :class:`TaskManager`
+    before any middleware, so that the tool then runs through its route (middleware
+    included) for the task's whole life."""
+
+    identifier = TASKS_EXTENSION
+    eras = frozenset({"stateless"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._features: Any = None
+
+    def attach(self, server: Any) -> None:
+        self._features = server.features
+
+    def methods(self) -> list[ExtensionMethod]:
+        return [
+            ExtensionMethod(method, dict, self.serve, params_required=True, named="taskId")
+            for method in sorted(METHODS)
+        ]
+
+    async def serve(self, params: dict[str, Any]) -> dict[str, Any]:
+        request = scope()
+        TaskManager.check(request, params)
+        found: dict[str, Any] = await self._features.tasks.serve(self._features.stateless, request, params)
+        return found
+
+    def intercept(self, method: str, route: Any, era: str) -> Any:
+        if method != "tools/call":
+            return route
+        features = self._features
+        run, now = route.run, route.now
+
+        async def call_tool(params: Any) -> Any:
+            if features.task_support(params.name) is not None:
+                found = await features.tasks.call_tool(features.stateless, scope(), params)
+                if found is not None:
+                    return found
+            return await run(params)
+
+        def call_tool_now(params: Any) -> Any:
+            if features.task_support(params.name) is not None:
+                return NOT_NOW  # the tasks extension's (see call_tool)
+            return now(params)
+
+        return msgspec.structs.replace(route, run=call_tool, now=call_tool_now if now is not None else None)
+
+
 class TaskPeer(StatelessPeer):
     """What the tool's :class:`~mcpgen.runtime.server.context.Context` talks to in a task: the
     stateless peer of the request that started it, except that questions park the task
@@ -573,10 +598,6 @@ def _cancel(record: TaskRecord) -> TaskRecord | None:
     record.status, record.cancel_requested, record.input_requests = "cancelled", True, {}
     record.status_message = "Cancelled"
     return record
-
-
-def _frame(request: StatelessRequest, body: bytes) -> bytes:
-    return b'{"jsonrpc":"2.0","id":' + msgspec.json.encode(request.id) + b',"result":' + body + b"}"
 
 
 def _now() -> str:

@@ -11,20 +11,29 @@ stateless era, whose requests the sides hand to their own front instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcpgen import generated as bindings
+from mcpgen.protocol import v2025_11_25 as bindings
+from mcpgen.runtime.jsonrpc.kernel import Route
 from mcpgen.runtime.jsonrpc.session import Session
 
 if TYPE_CHECKING:
-    from mcpgen.generated import MethodSpec
+    from mcpgen.protocol.v2025_11_25 import MethodSpec
 
 HandshakeState = Literal["new", "initializing", "ready"]
 
 
 def _pong(params: Any) -> dict[str, Any]:
     return {}
+
+
+async def _pong_later(params: Any) -> dict[str, Any]:
+    return {}
+
+
+# ping is answered by the session itself, on the spot where the transport allows, past the
+# concurrency bound and whatever the handlers are busy with (a peer checks liveness with it).
+PING = Route(_pong_later, _pong, dict, limited=False)
 
 
 class HandshakeSession(Session):
@@ -50,17 +59,10 @@ class HandshakeSession(Session):
     def capabilities_known(self) -> bool:
         return self.state != "new"
 
-    def find_immediate(self, spec: MethodSpec) -> Callable[[Any], Any] | None:
+    def make_route(self, spec: MethodSpec) -> Route:
         if spec.method == "ping":
-            return _pong
-        return super().find_immediate(spec)
-
-    async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
-        if spec.method == "ping":
-            return {}  # always answered, by either side, whatever the handlers do
-        return await super().call_handler(spec, params)
-
-    stock_call_handler = call_handler
+            return PING
+        return super().make_route(spec)
 
 
 __all__ = ["HandshakeSession", "HandshakeState"]

@@ -51,10 +51,11 @@ def check_request(
     arguments: Any,
     version: Any,
     tool_headers: Any,
+    field: str | None = None,
 ) -> None:
     """Refuse a request whose headers disagree with its body (``headers`` lower-cased).
-    ``named`` is the value of the param Mcp-Name mirrors for this method (see
-    :data:`NAME_PARAMS`; None when absent), ``arguments`` the request's ``arguments``."""
+    ``named`` is the value of the param Mcp-Name mirrors for this method (``field``, else
+    :data:`NAME_PARAMS`'s; None when absent), ``arguments`` the request's ``arguments``."""
     sent = headers.get("mcp-protocol-version")
     if sent is None:
         raise HeaderMismatch("MCP-Protocol-Version is missing")
@@ -63,7 +64,7 @@ def check_request(
     mentioned = headers.get("mcp-method")
     if mentioned is None or mentioned.strip(" \t") != method:
         raise HeaderMismatch("Mcp-Method is missing or differs from the method")
-    field = NAME_PARAMS.get(method)
+    field = field if field is not None else NAME_PARAMS.get(method)
     if field is not None:
         name = headers.get("mcp-name")
         if name is None:

@@ -178,10 +178,6 @@ class _Capped(httpx.AsyncByteStream):
 
 
 class HttpTransport:
-    # Every request gets an answer over HTTP (an older server's is an error): the era
-    # probe waits for it however slow (mcpgen.runtime.client.era.probe_wait).
-    answers_every_request = True
-
     def __init__(
         self,
         url: str,
@@ -192,6 +188,7 @@ class HttpTransport:
         client: httpx.AsyncClient | None = None,
         standalone_stream: bool = True,
         max_message: int = MAX_MESSAGE,
+        uds: str | None = None,
     ) -> None:
         self.url = url
         self.session_id: str | None = None
@@ -209,11 +206,13 @@ class HttpTransport:
             follow_redirects=True,
             verify=shared_tls(),
             event_hooks={"response": [same_origin_redirects(url)]},
+            # A Unix domain socket (the URL names the host and path the server sees).
+            transport=httpx.AsyncHTTPTransport(uds=uds, verify=shared_tls()) if uds is not None else None,
         )
         # The fast POST path (see the module docstring); None: every POST goes through httpx.
         self._fast: http11.Pool | None = None
         self._auth = auth if client is None else None
-        if client is None and http11.usable(url, headers):
+        if client is None and uds is None and http11.usable(url, headers):
             self._fast = http11.Pool(
                 url, headers=headers, connect_timeout=timeout, tls=shared_tls, max_message=max_message
             )

@@ -293,12 +293,7 @@ class RecordingHttp(HttpTransport):
         await super().send(frame, **kw)
 
 
-async def test_a_slow_probe_over_http_decides_nothing(http_url: str) -> None:
-    """Issue 36, point 22: over HTTP every request is answered (an older server's answer is
-    an error), so a probe slower than ``probe_timeout`` is only slow, not a verdict: the
-    client waits for its answer and speaks the era it proves. (Timed out, it used to fall
-    back to initialize: on a loaded machine a modern server was spoken to in the handshake
-    era, and a conformance scenario failed.)"""
+async def test_a_probe_that_times_out_falls_back_cleanly_over_http(http_url: str) -> None:
     eras.forget(http_url)
     made: list[RecordingHttp] = []
 
@@ -307,11 +302,18 @@ async def test_a_slow_probe_over_http_decides_nothing(http_url: str) -> None:
         return made[-1]
 
     async with Client(connect=connect, probe_timeout=0.0001) as client:  # no server answers that fast
-        assert client.spoken_era == "stateless"
+        assert client.spoken_era == "handshake"
         assert (await client.call_tool("add", {"a": 2, "b": 2})).structured_content == {"result": 4}
-    methods = [method for method, _, _ in made[0].frames]
-    assert methods[0] == "server/discover" and "initialize" not in methods
-    assert "notifications/cancelled" not in methods  # the probe was never given up on
+    frames = made[0].frames
+    assert frames[0] == ("server/discover", True, None)
+    # The probe's notifications/cancelled goes out in its own era (over HTTP: nowhere, closing
+    # the stream cancels), never as a handshake-era POST without a session, which is refused.
+    assert ("notifications/cancelled", True, None) in frames
+    assert all(stateless or session or method == "initialize" for method, stateless, session in frames), frames
+    # Silence is no verdict on the server (a busy modern server is silent too): probed again.
+    assert eras.known(http_url) is None
+    async with make("http", "auto", http_url) as client:
+        assert client.spoken_era == "stateless"
 
 
 async def test_a_probe_through_an_authorization_flow_is_not_timed_out(http_url: str) -> None:
@@ -413,13 +415,34 @@ async def _json(send: Any, status: int, answer: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
+async def test_over_http_a_slow_probe_is_waited_for(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unless told, the client waits for server/discover over HTTP as for any answer (every
+    HTTP server answers at once, an older one with a status or an error: silence is a busy
+    server), and gives up on it over a stream after a few seconds. (The stream's patience is
+    shortened here: a discover slower than it is still waited for over HTTP, initialize is
+    never sent.)"""
+    caplog.set_level(logging.INFO, logger="mcpgen")
+    monkeypatch.setattr(eras, "STREAM_PROBE_PATIENCE", 0.05)
+    assert eras.probe_patience(None, None) == 0.05
+    assert eras.probe_patience(None, "http://127.0.0.1/mcp") == eras.HTTP_PROBE_PATIENCE >= 30
+    assert eras.probe_patience(7.0, "http://127.0.0.1/mcp") == 7.0  # the user's choice
+    with serving_in_thread(modern_only_app(delay=0.5, refusal="versions")) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        eras.forget(url)
+        async with Client.http(url) as client:
+            assert client.spoken_era == "stateless"
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert not any("speaking the handshake era" in m for m in said), said
+
+
 @pytest.mark.parametrize("refusal", ["versions", "http-400"])
 async def test_a_slow_probe_of_a_modern_only_server_is_no_downgrade(
     caplog: pytest.LogCaptureFixture, refusal: str
 ) -> None:
-    """The probe is slower than ``probe_timeout`` (the server is busy): over HTTP that
-    decides nothing, the client waits for the answer and speaks the stateless era, never
-    trying initialize (which this server would refuse anyway, naming only 2026-07-28)."""
+    """The probe times out (the server is busy); initialize is then refused naming only
+    2026-07-28: the client speaks the stateless era after all, and says why at info level."""
     caplog.set_level(logging.INFO, logger="mcpgen")
     with serving_in_thread(modern_only_app(delay=0.5, refusal=refusal)) as port:
         url = f"http://127.0.0.1:{port}/mcp"
@@ -429,4 +452,5 @@ async def test_a_slow_probe_of_a_modern_only_server_is_no_downgrade(
             result = await client.call_tool("anything", {})
             assert result.content[0].text == "modern"  # type: ignore[union-attr]
     said = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
-    assert not any("speaking the handshake era" in m or "after a slow probe" in m for m in said), said
+    assert any("speaking the handshake era" in m for m in said), said
+    assert any("after a slow probe: speaking the stateless era" in m for m in said), said

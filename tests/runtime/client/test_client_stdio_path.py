@@ -175,8 +175,6 @@ async def test_a_request_waits_for_a_peer_that_is_not_reading_then_goes_out_whol
     )
     writer = asyncio.StreamWriter(pipe, protocol, None, loop)
     stdio = StreamTransport(asyncio.StreamReader(), writer)
-    session = _Sink(stdio, None, request_timeout=None)
-    assert session._send_now is not None  # the engine queues requests itself
     drains: list[int] = []
     plain_drain = stdio.drain
 
@@ -184,7 +182,9 @@ async def test_a_request_waits_for_a_peer_that_is_not_reading_then_goes_out_whol
         drains.append(writer.transport.get_write_buffer_size())
         await plain_drain()
 
-    stdio.drain = drain  # type: ignore[method-assign]
+    stdio.drain = drain  # type: ignore[method-assign]  # before the session reads what the transport offers
+    session = _Sink(stdio, None, request_timeout=None)
+    assert session._send_now is not None  # the engine queues requests itself
     big = "x" * (_HIGH_WATER // 3)
     calls = [asyncio.ensure_future(session.send_request("ping", {"big": big}, dict)) for _ in range(8)]
     await asyncio.sleep(0.05)

@@ -174,7 +174,7 @@ async def test_a_call_cancelled_while_waiting_for_a_worker_never_starts() -> Non
         first = asyncio.ensure_future(client.call_tool("work", {"tag": "first"}))
         await until(started.is_set)
         second = asyncio.ensure_future(client.call_tool("work", {"tag": "second"}))
-        executor = server.threads._executor  # white box: the pool's queue of calls waiting for a worker
+        executor = server.features.threads._executor  # white box: the pool's queue of calls waiting for a worker
         assert executor is not None
         await until(lambda: executor._work_queue.qsize() == 1)
         second.cancel()

@@ -9,11 +9,13 @@ import os
 import threading
 from typing import Any
 
+import msgspec
 import pytest
 
 from mcpgen import Client, Context, Server
 from mcpgen.generated import CallToolRequestParams, CallToolResult, MethodSpec, TextContent
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
+from mcpgen.runtime.jsonrpc.kernel import Route
 from mcpgen.runtime.jsonrpc.transport import Transport, memory_pair
 from mcpgen.runtime.server.session import ServerSession
 from mcpgen.runtime.transports.stdio import _HIGH_WATER, StreamTransport
@@ -134,19 +136,24 @@ async def test_an_overridden_call_tool_sees_every_call() -> None:
         assert wrong.value.code == INTERNAL_ERROR
 
 
-async def test_a_session_subclass_that_overrides_call_handler_sees_every_call() -> None:
+async def test_a_session_subclass_that_overrides_make_route_sees_every_call() -> None:
     seen: list[str] = []
 
     class Audited(ServerSession):
-        async def call_handler(self, spec: MethodSpec, params: Any) -> Any:
-            seen.append(spec.method)
-            return await super().call_handler(spec, params)
+        def make_route(self, spec: MethodSpec) -> Route:
+            route = super().make_route(spec)
+
+            async def run(params: Any) -> Any:
+                seen.append(spec.method)
+                return await route.run(params)
+
+            return msgspec.structs.replace(route, run=run, now=None)  # nothing on the spot: run sees all
 
     server = _server({})
 
     async def connect() -> Transport:
         ours, theirs = memory_pair()
-        asyncio.ensure_future(Audited(theirs, server).run())
+        asyncio.ensure_future(Audited(theirs, server.features).run())
         return ours
 
     async with Client(connect=connect, era="handshake") as client:  # the session engine's hook
@@ -155,12 +162,24 @@ async def test_a_session_subclass_that_overrides_call_handler_sees_every_call() 
     assert seen == ["initialize", "ping", "tools/call"]
 
 
-async def test_a_handler_timeout_keeps_every_call_in_a_task() -> None:
+async def test_a_handler_timeout_bounds_tasks_and_leaves_the_spot_alone() -> None:
+    # A synchronous tool cannot be interrupted in a task either: it is still answered on
+    # the spot; what runs in a task is bounded.
     tasks: dict[str, list[Any]] = {}
-    async with Client(_server(tasks, handler_timeout=5.0), era="handshake") as client:  # the session engine's rule
+    server = _server(tasks, handler_timeout=0.2)
+
+    @server.tool()
+    async def sleeps() -> str:
+        await asyncio.sleep(5)
+        return "late"
+
+    async with Client(server, era="handshake") as client:
         for i in range(2):
             await client.call_tool("sync_echo", {"text": str(i)})
-    assert len(set(map(id, tasks["sync"]))) == 2
+        with pytest.raises(McpError) as timed_out:
+            await client.call_tool("sleeps")
+    assert len(set(map(id, tasks["sync"]))) == 1
+    assert timed_out.value.code == INTERNAL_ERROR and "no result within 0.2 s" in timed_out.value.message
 
 
 async def test_send_now_reports_a_peer_that_is_not_reading() -> None:
@@ -188,7 +207,7 @@ async def test_send_now_reports_a_peer_that_is_not_reading() -> None:
 
 async def test_a_flood_answered_on_the_spot_does_not_starve_other_tasks() -> None:
     ours, theirs = memory_pair()
-    session = ServerSession(theirs, Server("s"))
+    session = ServerSession(theirs, Server("s").features)
     session.answers_now = True  # as after the handshake; ping needs none
     flood = 2_000
     for i in range(flood):

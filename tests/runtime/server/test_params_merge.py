@@ -102,7 +102,8 @@ def test_each_package_decodes_its_own_untagged_unions() -> None:
         read(b'{"schema": {"type": "boolean", "default": "yes"}}')
 
 
-def test_core_methods_are_read_once_into_the_handlers_type() -> None:
+@pytest.mark.anyio
+async def test_core_methods_are_read_once_into_the_handlers_type() -> None:
     server = Server("merged")
 
     @server.tool(blocking=False)
@@ -110,18 +111,18 @@ def test_core_methods_are_read_once_into_the_handlers_type() -> None:
         return text
 
     seen: list[Any] = []
-    real = server.call_tool_now
+    real = server.features.handlers.call_tool_now
 
     def spy(params: Any) -> Any:
         seen.append(params)
         return real(params)
 
-    server.call_tool_now = spy  # type: ignore[method-assign]
+    server.features.handlers.call_tool_now = spy  # type: ignore[method-assign]
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "_meta": meta}}
     body["params"]["arguments"] = {"text": "hi"}
-    front = server.stateless
-    frame, code = front.handle_now(decode_envelope(json.dumps(body).encode()))  # type: ignore[misc]
+    front = server.features.stateless
+    frame, code = await front.handle(decode_envelope(json.dumps(body).encode()))
     assert code is None and b'"text":"hi"' in frame
     assert isinstance(seen[0], old_pkg.CallToolRequestParams)
     for method in ("tools/call", "prompts/get", "resources/read", "tools/list", "resources/list"):

@@ -109,6 +109,6 @@ def test_an_empty_state_key_from_the_environment_is_refused(monkeypatch: pytest.
     with pytest.raises(ValueError, match=r"MCPGEN_STATE_KEY"):
         Server("s")
     monkeypatch.setenv("MCPGEN_STATE_KEY", "k" * 32)
-    assert Server("s").state_key == "k" * 32
+    assert Server("s").features.state_key == "k" * 32
     monkeypatch.delenv("MCPGEN_STATE_KEY")
-    assert Server("s").state_key is None  # a random key of this process
+    assert Server("s").features.state_key is None  # a random key of this process

@@ -146,7 +146,7 @@ async def test_the_extension_is_declared_in_both_eras(tree: Path) -> None:
         capabilities=ClientCapabilities(),
         client_info=Implementation(name="t", version="1"),
     )
-    answered = msgspec.json.decode(msgspec.json.encode(await server.initialize(hello)))
+    answered = msgspec.json.decode(msgspec.json.encode(await server.features.initialize(hello)))
     assert answered["capabilities"]["extensions"] == {EXTENSION: {"directoryRead": True}}
     plain = Server("no-directory-read")
     plain.skills(tree, directory_read=False)

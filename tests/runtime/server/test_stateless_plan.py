@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from mcpgen import Context, Server
+from mcpgen.runtime.jsonrpc import kernel
 from mcpgen.runtime.jsonrpc.framing import decode_envelope
 from mcpgen.runtime.server.stateless import StatelessServer, _Plan
 
@@ -50,7 +51,7 @@ def make_server() -> Server:
 
 def general(server: Server) -> Server:
     """The same server with the typed read turned off: every request takes the dict path."""
-    front = server.stateless
+    front = server.features.stateless
     planned = StatelessServer._plan
 
     def without_read(self: StatelessServer, method: str) -> _Plan | None:
@@ -157,8 +158,8 @@ def test_the_fast_path_answers_as_the_general_path(case: int) -> None:
         variants.append({**headers_for(message), "mcp-protocol-version": "2026-01-01"})
         for headers in variants:
             env = decode_envelope(body)
-            got = await fast.stateless.handle(env, headers=headers)
-            expected = await slow.stateless.handle(decode_envelope(body), headers=headers)
+            got = await fast.features.stateless.handle(env, headers=headers)
+            expected = await slow.features.stateless.handle(decode_envelope(body), headers=headers)
             if b"requestState" in got[0]:  # sealed with a fresh expiry: compare all but the state
                 got = (_without_state(got[0]), got[1])
                 expected = (_without_state(expected[0]), expected[1])
@@ -171,9 +172,9 @@ def test_the_fast_path_is_taken() -> None:
     """Valid requests of the core methods are read by the typed decoder (the general path
     is taken only for what it refuses)."""
     server = make_server()
-    front = server.stateless
+    front = server.features.stateless
     for method in ("tools/call", "prompts/get", "resources/read", "tools/list", "server/discover"):
-        front.admit(decode_envelope(json.dumps(CASES[0]).encode()), None, None)
+        front.admit(decode_envelope(json.dumps(CASES[0]).encode()), sink=None, reply=kernel.OneReply(), slots=None)
         plan = front._plan(method)
         assert plan is not None and plan.read is not None, method
     assert front._plan("ping") is None  # not a method of this era: nothing planned

@@ -190,7 +190,7 @@ async def test_a_request_cancelled_in_the_batch_that_brought_it_frees_its_id_and
     seen = Seen()
     seen.arm()
     ours, theirs = memory_pair()
-    session = ServerSession(ours, make_server(seen))
+    session = ServerSession(ours, make_server(seen).features)
     serving = loop.create_task(session.run())
     try:
         await theirs.send(

@@ -453,8 +453,8 @@ async def test_a_task_started_on_one_worker_is_answered_and_cancelled_on_another
 
 
 def _tool_tasks() -> list[asyncio.Task[Any]]:
-    """Tasks of this loop running a tool (a task's tool call goes through Server.dispatch)."""
-    return [t for t in asyncio.all_tasks() if "Server.dispatch" in repr(t.get_coro())]
+    """Tasks of this loop running a tool (a task's tool call goes through Features.dispatch)."""
+    return [t for t in asyncio.all_tasks() if "Features.dispatch" in repr(t.get_coro())]
 
 
 async def test_redis_stopped_mid_test_answers_errors_naming_the_store(fresh_redis: RedisServer) -> None:
