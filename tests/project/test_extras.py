@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcpgen import Client
+from mcpgen.origin import install_command
 from mcpgen.runtime.extras import MissingExtra
 
 ABSENT = 'raise ModuleNotFoundError("No module named {name!r}", name={name!r})\n'
@@ -45,7 +46,7 @@ def test_run_http_without_uvicorn_prints_one_line_and_exits_2(tmp_path: Path) ->
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
-        "error: server.run('http') needs the http extra (uvicorn is missing): pip install 'mcpgen[http]'"
+        f"error: server.run('http') needs the http extra (uvicorn is missing): {install_command('http')}"
     ]
     assert done.stdout == ""
 
@@ -55,7 +56,7 @@ def test_client_http_without_httpx_raises_the_hint(monkeypatch: pytest.MonkeyPat
     for make, name in ((Client.http, "Client.http"), (Client.sse, "Client.sse")):
         with pytest.raises(MissingExtra) as missing:
             make("http://127.0.0.1:9/mcp")
-        assert str(missing.value) == f"{name} needs the http extra (httpx is missing): pip install 'mcpgen[http]'"
+        assert str(missing.value) == f"{name} needs the http extra (httpx is missing): {install_command('http')}"
         assert isinstance(missing.value, ModuleNotFoundError) and missing.value.__cause__ is None
 
 

@@ -459,6 +459,11 @@ class ClientSession(HandshakeSession, ClientCalls):
         try:
             handler: Callable[[Any], Awaitable[Any]]
             if method == "elicitation/create":
+                if isinstance(params, dict) and params.get("mode") == "url" and "elicitationId" not in params:
+                    # The stateless era names a URL question by its input key (no
+                    # elicitationId, no completion notification): the handlers, written
+                    # against the handshake era's type, get that key as its id.
+                    params = {**params, "elicitationId": key}
                 handler, typed = self.handlers.elicit, handshake.convert(params, handshake.ElicitRequestParams)
             elif method == "sampling/createMessage":
                 typed = handshake.convert(params, handshake.CreateMessageRequestParams)

@@ -235,11 +235,13 @@ class Context:
         return await self.session.elicit(params=params, **self._key(key))
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> ElicitResult:
-        """Send the user to a URL (``elicitation/create`` in URL mode)."""
+        """Send the user to a URL (``elicitation/create`` in URL mode). In the stateless
+        era, which has no ``elicitationId``, the question's input key is ``elicitation_id``
+        (the client hands it to its handler as the id), so the id means the same in both."""
         if not self.session.peer_caps.has("elicitation.url"):
             raise ValueError("the client did not declare URL-mode elicitation")
         params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
-        return await self.session.elicit(params=params)
+        return await self.session.elicit(params=params, **self._key(elicitation_id))
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (``roots/list``). ``key``: as for :meth:`sample`."""
