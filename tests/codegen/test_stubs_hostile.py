@@ -250,7 +250,7 @@ def test_the_guard_compares_every_statement_and_expression() -> None:
 
 
 def test_a_failed_format_keeps_its_text_in_a_private_directory(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(render, "_ruff", lambda: "false")  # a formatter that fails
+    monkeypatch.setattr(render, "ruff_binary", lambda: "false")  # a formatter that fails
     shared_name = Path("/tmp/mcpgen-unformatted-stubs.py")
     before = shared_name.exists()
     with pytest.raises(render.FormatError) as failed:
