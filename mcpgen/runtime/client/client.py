@@ -23,10 +23,8 @@ off), ``set_logging_level`` sets the level each request asks for, ``ping`` is a 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -60,9 +58,8 @@ from mcpgen.protocol.v2025_11_25 import (
     Tool,
 )
 from mcpgen.runtime.client import era as eras
-from mcpgen.runtime.client.handshake_tasks import HandshakeTaskHandle, open_handshake_task
-from mcpgen.runtime.client.handshake_tasks import offered as handshake_tasks_offered
-from mcpgen.runtime.client.listen import Listener, subscription_filter
+from mcpgen.runtime.client.listen import Listener
+from mcpgen.runtime.client.listening import Listening
 from mcpgen.runtime.client.session import ClientSession
 from mcpgen.runtime.client.skills import (
     DirectoryPage,
@@ -74,18 +71,11 @@ from mcpgen.runtime.client.skills import (
 from mcpgen.runtime.client.skills import load as load_skill
 from mcpgen.runtime.client.skills import load_file as load_skill_file
 from mcpgen.runtime.client.stateless import StatelessCallToolResult
+from mcpgen.runtime.client.task_calls import TaskCalls
 from mcpgen.runtime.client.tasks import (
-    TASKS_META,
-    StatusCallback,
-    TaskCancelled,
-    TaskFailed,
     TaskHandle,
     TaskRequired,
-    TaskStatus,
-    TasksUnavailable,
     names_tasks,
-    open_task,
-    watch_progress,
 )
 from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_PARAMS, METHOD_NOT_FOUND, McpError
 from mcpgen.runtime.extras import require
@@ -161,7 +151,7 @@ class _Handlers(ClientHandlers):
                 await outcome
 
 
-class Client:
+class Client(TaskCalls, Listening):
     """A connection to one MCP server, opened by ``async with``."""
 
     def __init__(
@@ -539,109 +529,6 @@ class Client:
                 ) from None
         return result
 
-    # ------------------------------------------------------------ tasks
-
-    async def start_task(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        on_progress: ProgressCallback | None = None,
-        on_status: StatusCallback | None = None,
-    ) -> TaskHandle:
-        """Call tool ``name`` letting the server run it as a task and return the task's
-        handle as soon as the server made it: ``await handle.wait(timeout=...)`` for the
-        result, ``handle.status()``, ``handle.cancel()``. The stateless era's tasks
-        extension (SEP-2663) and the handshake era's tasks of 2025-11-25 (SEP-1686) alike
-        (:attr:`tasks_offered` says whether this connection has either). The server
-        decides: a call it answers at once gives a handle that is already done. Questions
-        the task asks are answered, while waiting, by the client's elicitation, sampling
-        and roots handlers. ``on_progress`` gets the server's progress notifications for
-        the call, ``on_status`` every status (or status message) the client sees."""
-        session = self._tasks_session()
-        handshake_era = session.modern is None
-        meta: dict[str, Any] = {} if handshake_era else dict(TASKS_META)
-        release = None
-        if on_progress is not None:
-            meta["progressToken"], release = watch_progress(session, on_progress)
-        params: dict[str, Any] = {"name": name}
-        if meta:
-            params["_meta"] = meta
-        if arguments is not None:
-            params["arguments"] = arguments
-        if handshake_era:
-            params["task"] = {}  # the server's default time to live
-        opener = open_handshake_task if handshake_era else open_task
-        try:
-            raw = await self._send_call(name, params, msgspec.Raw, None, None)
-            return await opener(
-                session,
-                name,
-                raw,
-                finish=functools.partial(self._checked, name),
-                on_status=on_status,
-                request_timeout=self.request_timeout,
-                release=release,
-            )
-        except BaseException as exc:
-            if release is not None:
-                release()
-            if isinstance(exc, McpError) and names_tasks(exc):
-                raise TaskRequired(
-                    exc.code,
-                    f"tool {name} runs only as a task, and the server refused this client's tasks extension",
-                    exc.data,
-                ) from None
-            raise
-
-    async def resume_task(self, task_id: str, *, on_status: StatusCallback | None = None) -> TaskHandle:
-        """The handle of a task started earlier, by this client or another (its id is all
-        it takes: e.g. one kept across a restart), after a first ``tasks/get``. Its result
-        is not checked against an outputSchema (the tool is not known)."""
-        first = TaskStatus(task_id=task_id, status="working")
-        session = self._tasks_session()
-        kind = TaskHandle if session.modern is not None else HandshakeTaskHandle
-        handle = kind(session, "", first, on_status=on_status, request_timeout=self.request_timeout)
-        await handle.status()
-        return handle
-
-    @property
-    def tasks_offered(self) -> bool:
-        """Whether tool calls can run as tasks on this connection: the stateless era (the
-        server decides per call), or a handshake-era server of a revision with tasks
-        (2025-11-25) that offers them for ``tools/call``."""
-        session = self.session
-        return session.modern is not None or handshake_tasks_offered(session, self.initialize_result)
-
-    def _tasks_session(self) -> ClientSession:
-        session = self.session
-        if not self.tasks_offered:
-            raise TasksUnavailable(
-                f"this server offers no tasks for tools/call (protocol {session.protocol_version}): call the tool "
-                "with call_tool(), or connect in the stateless era to a server that has the tasks extension"
-            )
-        return session
-
-    async def _call_as_task(
-        self, name: str, arguments: dict[str, Any] | None, on_progress: ProgressCallback | None, timeout: float | None
-    ) -> CallToolResult:
-        if not self.tasks_offered:
-            # A plain call: if the tool runs only as a task, the server says so in its own words.
-            return await self.call_tool(name, arguments, on_progress=on_progress, timeout=timeout)
-        handle = await self.start_task(name, arguments, on_progress=on_progress)
-        try:
-            return await handle.wait(timeout)
-        except (TaskFailed, TaskCancelled):
-            raise
-        except BaseException:
-            # The caller stopped waiting (a timeout, a cancellation, a question it cannot
-            # answer): nobody will collect the result, so ask the server to stop, as a
-            # plain call's cancellation would.
-            if not handle.done and self.session.is_open:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(handle.cancel(), 5)
-            raise
-
     async def list_tools(self) -> list[Tool]:
         """Every tool, each ``inputSchema`` exactly as the server sent it (no ``$ref`` is
         followed). Over HTTP in the stateless era a tool whose ``x-mcp-header`` annotations
@@ -813,115 +700,6 @@ class Client:
         asks for roots with each request that needs them)."""
         if not self.stateless:
             await self.session.notify_roots_list_changed()
-
-    # ------------------------------------------------------------ listening
-
-    @contextlib.asynccontextmanager
-    async def listen(
-        self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        uris: Sequence[str] = (),
-        timeout: float | None = None,
-    ) -> AsyncIterator[Listener]:
-        """Follow changes while the block runs: list changes of tools, prompts or
-        resources, and updates of the resources ``uris``. Yields a
-        :class:`~mcpgen.runtime.client.listen.Listener` once the server has acknowledged
-        it (stateless era; ``timeout``: seconds to wait for that, default the request
-        timeout). Changes also make cached results stale and reach ``on_notification``."""
-        listener = Listener(subscription_filter(tools, prompts, resources, list(uris)))
-        if not self.stateless:
-            async with self._handshake_listen(listener):
-                yield listener
-            return
-        task = asyncio.ensure_future(self._run_listen(listener))
-        try:
-            await asyncio.wait_for(listener.ready.wait(), timeout if timeout is not None else self.request_timeout)
-            if task.done():
-                task.result()  # refused: raise why
-            yield listener
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-            listener.end()
-
-    async def _run_listen(self, listener: Listener) -> None:
-        try:
-            await self.session.listen(listener.wanted, listener.deliver)
-        finally:
-            listener.end()
-
-    @contextlib.asynccontextmanager
-    async def _handshake_listen(self, listener: Listener) -> AsyncIterator[None]:
-        """The handshake era's stand-in: filter what the server sends unasked."""
-        peer = self.session.peer_caps
-        honoured: dict[str, Any] = {
-            flag: True
-            for flag, feature in (
-                ("toolsListChanged", "tools"),
-                ("promptsListChanged", "prompts"),
-                ("resourcesListChanged", "resources"),
-            )
-            if listener.wanted.get(flag) and peer.has(f"{feature}.listChanged")
-        }
-        uris = list(listener.wanted.get("resourceSubscriptions", ()))
-        if uris and peer.has("resources.subscribe"):
-            honoured["resourceSubscriptions"] = uris
-            for uri in uris:
-                await self.session.subscribe(uri=uri)
-        listener.acknowledged = honoured
-        self._handshake_listeners.add(listener)
-        try:
-            yield
-        finally:
-            self._handshake_listeners.discard(listener)
-            listener.end()
-            if "resourceSubscriptions" in honoured and self._session is not None and self._session.is_open:
-                for uri in uris:
-                    if uri not in self._subscribed:
-                        with contextlib.suppress(McpError, ConnectionError):
-                            await self.session.unsubscribe(uri=uri)
-
-    def _to_listeners(self, method: str, params: Any) -> None:
-        if not self._handshake_listeners:
-            return
-        data = msgspec.to_builtins(params) if params is not None else {}
-        data = data if isinstance(data, dict) else {}
-        for listener in list(self._handshake_listeners):
-            if listener.wants(method, data):
-                listener.deliver(method, data)
-
-    async def _restart_background(self) -> None:
-        """(Re)open the client's own listen stream (stateless era), which carries what the
-        handshake era would send unasked to ``on_notification``: the list changes the
-        server offers, and updates of the URIs ``subscribe`` named."""
-        if self._background is not None:
-            task, _ = self._background
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-            self._background = None
-        peer = self.session.peer_caps
-        # Its notifications reach on_notification through the session; its own queue is not
-        # read, so it keeps only the acknowledgement.
-        listener = Listener(
-            subscription_filter(
-                peer.has("tools.listChanged"),
-                peer.has("prompts.listChanged"),
-                peer.has("resources.listChanged"),
-                self._subscribed if peer.has("resources.subscribe") else [],
-            ),
-            keep_changes=False,
-        )
-        if not listener.wanted:
-            return
-        task = asyncio.ensure_future(self._run_listen(listener))
-        self._background = (task, listener)
-        try:
-            await asyncio.wait_for(listener.ready.wait(), self.request_timeout)
-        except TimeoutError:
-            log.warning("mcpgen: the server did not acknowledge the client's listen stream")
 
     @staticmethod
     async def _all_pages(call: Callable[..., Awaitable[Any]], attribute: str) -> list[Any]:

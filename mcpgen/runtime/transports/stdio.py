@@ -248,6 +248,11 @@ class ProcessTransport(StreamTransport):
     server that dies on start says why there), or handed to ``on_stderr``; the last
     lines are kept either way, so that :meth:`exit_error` can say why it went away.
 
+    Where the OS has process groups, the server leads a group of its own, and closing
+    ends the whole group. A command is often a launcher (``npx -y pkg``, ``uv run``,
+    ``sh -c``) whose child is the real server: signalling the launcher alone left that
+    child running with our pipes open after the client was gone.
+
     Requests made in one turn of the event loop go out 32 to a write: with many calls in
     flight, written all at the end of the turn they had the server wait for the whole
     turn, then the client for the server's whole answer (the two processes took turns);
@@ -276,6 +281,7 @@ class ProcessTransport(StreamTransport):
         self.command = command
         self.stderr_tail: deque[str] = stderr_tail if stderr_tail is not None else deque(maxlen=STDERR_TAIL)
         self._stderr_task = stderr_task
+        self.group: int | None = None  # the process group the server leads, if any
 
     @classmethod
     async def spawn(
@@ -287,9 +293,12 @@ class ProcessTransport(StreamTransport):
         cwd: str | os.PathLike[str] | None = None,
         on_stderr: Callable[[str], None] | None = None,
         max_message: int = MAX_MESSAGE,
+        own_group: bool = True,
     ) -> ProcessTransport:
         """Start ``command args...``. Its stderr lines go to ``on_stderr`` when given,
-        else straight to this process's stderr."""
+        else straight to this process's stderr. ``own_group`` (POSIX): the server leads a
+        process group of its own, which :meth:`close` ends whole."""
+        grouped = own_group and os.name == "posix"
         full_env = {**os.environ, **env} if env is not None else None
         loop = asyncio.get_running_loop()
         frames = _Frames(max_message, loop)
@@ -303,6 +312,7 @@ class ProcessTransport(StreamTransport):
             stderr=asyncio.subprocess.PIPE,
             env=full_env,
             cwd=cwd,
+            start_new_session=grouped,
         )
         process = asyncio.subprocess.Process(pipes, protocol, loop)
         assert process.stderr is not None
@@ -312,9 +322,12 @@ class ProcessTransport(StreamTransport):
         )
         import shlex  # the client side only: a server over stdio does not load it at start-up
 
-        return cls(
+        made = cls(
             process, stderr_task, max_message, command=shlex.join([command, *args]), stderr_tail=tail, frames=frames
         )
+        if grouped:
+            made.group = process.pid  # a new session's leader leads its group too
+        return made
 
     async def exit_error(self, grace: float = 2.0) -> ServerExited:
         """Why the server is gone: its exit status and last stderr lines. Called once its
@@ -329,7 +342,8 @@ class ProcessTransport(StreamTransport):
         return ServerExited(self.command, self.process.returncode, list(self.stderr_tail))
 
     async def close(self, grace: float = 2.0) -> None:
-        """Close stdin, wait for the server to exit, then terminate, then kill."""
+        """Close stdin, wait for the server to exit, then terminate, then kill; then
+        what is left of its process group (SIGTERM, then SIGKILL after ``grace``)."""
         await super().close()
         for step in (None, self.process.terminate, self.process.kill):
             if self.process.returncode is not None:
@@ -343,7 +357,30 @@ class ProcessTransport(StreamTransport):
                 await asyncio.wait_for(self.process.wait(), grace)
             except TimeoutError:
                 continue
+        if self.group is not None:
+            import signal  # the client side only, as shlex above
+
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                if await self._group_gone(sig, grace):
+                    break
         await asyncio.wait([self._stderr_task], timeout=1)
+
+    async def _group_gone(self, sig: int, grace: float) -> bool:
+        """Send ``sig`` to what is left of the group; whether it is gone within ``grace``."""
+        assert self.group is not None
+        try:
+            os.killpg(self.group, sig)
+        except (ProcessLookupError, PermissionError):
+            return True  # nobody left (or the group is no longer ours)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while loop.time() < deadline:
+            await asyncio.sleep(0.02)
+            try:
+                os.killpg(self.group, 0)
+            except (ProcessLookupError, PermissionError):
+                return True
+        return False
 
 
 class _Frames:
