@@ -596,5 +596,9 @@ class Server(Handlers):
         ``max_connections`` (1,000) closes one more connection at once. On SIGTERM or a
         first Ctrl-C the server stops accepting, waits up to ``shutdown_timeout`` (10 s) for
         the requests in progress (saying how many), then cancels them; a second Ctrl-C stops
-        at once. A port in use or an address it cannot listen on: one line, exit status 2."""
+        at once. A port in use or an address it cannot listen on: one line, exit status 2.
+
+        Either transport tunes Python's garbage collector for serving at start-up (what
+        start-up made is frozen, collections are rarer) unless the application set its
+        own thresholds; ``tune_gc=False`` leaves it alone."""
         running.run(self, transport, host, port, path, uds, options)
