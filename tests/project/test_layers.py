@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 MAX_LINES = 1200
+MAX_SERVER_LINES = 600  # mcpgen/runtime/server/server.py
 MAX_RUNTIME_MODULES = 6  # directly in mcpgen/runtime/, __init__ included
 
 
@@ -185,6 +186,13 @@ def test_no_private_name_is_imported_across_modules() -> None:
 def test_no_hand_written_module_is_over_the_limit() -> None:
     sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in KNOWN.items() if not generated(p)}
     assert {m: n for m, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def test_the_server_class_users_meet_stays_thin() -> None:
+    """``Server`` holds the decorators, ``run`` and configuration; the registry, handlers
+    and features live beside it (server/catalog.py, server/handlers.py, server/features.py)."""
+    server = PACKAGE / "runtime" / "server" / "server.py"
+    assert len(server.read_text(encoding="utf-8").splitlines()) <= MAX_SERVER_LINES
 
 
 def test_the_runtime_folder_holds_few_modules_of_its_own() -> None:

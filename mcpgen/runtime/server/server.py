@@ -587,9 +587,8 @@ class Server(Handlers):
         """Serve until stdin closes or SIGTERM (stdio), or serve HTTP with uvicorn
         (``transport="http"``; binds 127.0.0.1 unless told otherwise, ``port=0`` picks a
         free port; ``uds=PATH`` listens on that Unix domain socket instead; the URL served is
-        printed to stderr). ``transport`` may also be a runner object (see
-        :class:`~mcpgen.runtime.server.running.Runner`). Without the ``http`` extra,
-        ``"http"`` prints the one-line install hint and exits with status 2.
+        printed to stderr), or a :class:`~mcpgen.runtime.server.running.Runner`. Without
+        the ``http`` extra, ``"http"`` prints the install hint and exits with status 2.
 
         Over HTTP, besides :meth:`http_app`'s options: ``header_timeout`` (10 s) and
         ``body_timeout`` (30 s) close a connection whose request arrives too slowly, and
@@ -597,8 +596,5 @@ class Server(Handlers):
         first Ctrl-C the server stops accepting, waits up to ``shutdown_timeout`` (10 s) for
         the requests in progress (saying how many), then cancels them; a second Ctrl-C stops
         at once. A port in use or an address it cannot listen on: one line, exit status 2.
-
-        Either transport tunes Python's garbage collector for serving at start-up (what
-        start-up made is frozen, collections are rarer) unless the application set its
-        own thresholds; ``tune_gc=False`` leaves it alone."""
+        Both tune Python's garbage collector for serving unless told ``tune_gc=False``."""
         running.run(self, transport, host, port, path, uds, options)
