@@ -13,6 +13,11 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 """The id of the ``subscriptions/listen`` request a notification belongs to."""
 
+META_INPUT_KEY = "dev.mcpgen/inputKey"
+"""The key a handler gave its question (``ctx.elicit(..., key=...)``), carried in the
+``_meta`` of the handshake era's elicitation, sampling and roots requests, where there is no
+InputRequiredResult to key it: a gateway turning them into one keeps the author's names."""
+
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 """The tasks extension (SEP-2663), under ``capabilities.extensions``."""
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
