@@ -27,7 +27,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from msgspec import UNSET
@@ -51,7 +51,6 @@ from mcpgen.runtime.server.registry import decode_cursor, encode_cursor
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server.features import Features, Handler
-    from mcpgen.runtime.server.server import Server
     from mcpgen.runtime.server.tasks import TaskStart, TaskSupport
 
 log = logging.getLogger("mcpgen")
@@ -75,6 +74,16 @@ NAMED = {
 }
 _LISTED = {"tools/call": "tools/list", "prompts/get": "prompts/list"}
 _MAX_PAGES = 1000  # a mounted server whose cursors never end is read this far, no further
+
+
+class Server(Protocol):
+    """What mounting uses of a :class:`~mcpgen.runtime.server.server.Server` (declared here:
+    the server imports this module)."""
+
+    features: Features
+    lifespan_runner: LifespanRunner | None
+
+    def extend(self, extension: Any) -> Any: ...
 
 
 def mount(parent: Server, child: Server, namespace: str | None) -> None:
@@ -297,6 +306,9 @@ class MountTable:
                 if inner is None or (mounted.namespace is None and not await mounted.has(method, inner)):
                     continue
                 renamed = msgspec.structs.replace(params, **{field: inner})
+                if method in ("resources/subscribe", "resources/unsubscribe"):
+                    await run(params)  # the session follows the URI it named (the parent relays updates)
+                    return await mounted.serve(method, renamed)
                 if field == "name" or mounted.namespace is not None:
                     return await mounted.serve(method, renamed)
                 try:  # a resource of a transparent mount: this server's own first

@@ -1,0 +1,551 @@
+"""One backend as a proxy holds it: its connections, whom each one's questions and logs
+are for, and the limits on all of them.
+
+Which connection serves a request (so that what the backend asks or logs while serving it
+reaches the client that asked, and no other):
+
+* a handshake-era client (a session): a backend connection of its own, opened on its first
+  request with the capabilities it declared, closed when it ends. The backend's questions
+  go to that client (on the stream of its request when only one is in flight), its logs and
+  list changes too;
+* a stateless-era client: connections pooled per principal (the verified token's owner on
+  a protected gateway) and, for a handshake-era backend, per set of capabilities declared.
+  A request the backend may answer with questions or logs (a call, a prompt, a read) holds
+  its connection alone while it runs (a handshake-era backend's questions name no request:
+  the connection is how they are told apart); the others share one.
+
+Limits: at most ``max_sessions`` connections (each a process, for a command), at most
+``max_concurrency`` requests in flight to the backend with four times as many waiting, and
+``timeout`` seconds for each; past a limit a request is refused with -32000 ("busy")
+rather than anything running being dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen.generated import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    ListRootsResult,
+    RequestParams,
+    Root,
+)
+from mcpgen.runtime.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, SERVER_BUSY, McpError, RequestTimeout
+from mcpgen.runtime.gateway.relay import Front
+from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
+from mcpgen.runtime.shared.meta import META_INPUT_KEY
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.client.client import Client
+    from mcpgen.runtime.gateway.targets import Credentials, Target
+    from mcpgen.runtime.middleware.chain import Middleware
+
+log = logging.getLogger("mcpgen")
+
+LIST_CHANGES = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/resources/list_changed": "resources",
+    "notifications/prompts/list_changed": "prompts",
+}
+_SHORT = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
+_RESULT: dict[str, Any] = {
+    "elicitation/create": ElicitResult,
+    "sampling/createMessage": CreateMessageResult,
+    "roots/list": ListRootsResult,
+}
+_REAP_EVERY = 30.0
+
+
+class Busy(McpError):
+    def __init__(self, what: str) -> None:
+        super().__init__(SERVER_BUSY, f"Server busy: {what}; retry later")
+
+
+class Gate:
+    """At most ``limit`` requests at once; ``4 * limit`` more wait in order; more are refused."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.free = limit
+        self.limit = limit
+        self.what = what
+        self.waiting: deque[asyncio.Future[None]] = deque()
+
+    async def enter(self, timeout: float | None) -> None:
+        if self.free > 0 and not self.waiting:
+            self.free -= 1
+            return
+        if len(self.waiting) >= 4 * self.limit:
+            raise Busy(f"{self.what} has {self.limit} requests in flight and {len(self.waiting)} waiting")
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.append(turn)
+        try:
+            await asyncio.wait_for(asyncio.shield(turn), timeout)
+        except TimeoutError:
+            self._give_up(turn)
+            raise Busy(f"{self.what} stayed full for {timeout:g} s") from None
+        except BaseException:
+            self._give_up(turn)
+            raise
+
+    def _give_up(self, turn: asyncio.Future[None]) -> None:
+        if turn.done() and not turn.cancelled():
+            self.leave()  # handed a turn as we gave up: pass it on
+        else:
+            turn.cancel()
+            with contextlib.suppress(ValueError):
+                self.waiting.remove(turn)
+
+    def leave(self) -> None:
+        while self.waiting:
+            turn = self.waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self.free += 1
+
+
+# ------------------------------------------------------------------ whom a connection serves
+
+
+class Owner:
+    """Whom a backend connection's questions and logs are for (none: they are refused)."""
+
+    async def ask(self, method: str, key: str | None, params: Any) -> Any:
+        raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} (no client of the gateway is waiting on this)")
+
+    def log(self, params: Any) -> None:
+        """A log message of the backend (dropped unless someone takes it)."""
+
+    def notify(self, method: str, params: Any) -> None:
+        """Another notification for this owner's client only (list changes of a session)."""
+
+
+class SessionOwner(Owner):
+    """A handshake-era client's session: everything the backend sends goes to it, on the
+    stream of its request when only one is in flight."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.calls: dict[Any, RequestContext] = {}  # its requests in flight on this connection
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    def related(self) -> RequestContext | None:
+        ctx = current_request.get()
+        if ctx is not None and ctx.session is self.session:
+            return ctx  # asked inline, by the request being served (a stateless-era backend)
+        return next(iter(self.calls.values())) if len(self.calls) == 1 else None
+
+    async def ask(self, method: str, key: str | None, params: Any) -> Any:
+        related = self.related()
+        token = current_request.set(related) if related is not None else None
+        try:
+            if method == "elicitation/create":
+                return await self.session.elicit(params)
+            return await self.session.send_request(method, params, _RESULT[method])
+        finally:
+            if token is not None:
+                current_request.reset(token)
+
+    def log(self, params: Any) -> None:
+        session = self.session
+        if session.own_caps.has("logging") and session.logs(params.level):
+            self._send("notifications/message", params)
+
+    def notify(self, method: str, params: Any) -> None:
+        feature = LIST_CHANGES.get(method)
+        if feature is not None and not self.session.own_caps.has(f"{feature}.listChanged"):
+            return
+        self._send(method, params)
+
+    def _send(self, method: str, params: Any) -> None:
+        if not self.session.is_open:
+            return
+        related = self.related()
+        rid = related.request_id if related is not None else UNSET
+        task = asyncio.ensure_future(self.session.send_notification(method, params, related=rid))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+
+class RequestOwner(Owner):
+    """A stateless-era request holding a connection alone: the backend's logs go on its
+    stream (at the level it asked for)."""
+
+    def __init__(self, front: Front) -> None:
+        self.front = front
+        self._pending: set[asyncio.Task[Any]] = set()
+
+    def log(self, params: Any) -> None:
+        peer = self.front.session
+        if peer.logs(params.level):
+            task = asyncio.ensure_future(peer.send_notification("notifications/message", params))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+
+
+# ------------------------------------------------------------------ connections
+
+
+class Conn:
+    """One connection to the backend (a :class:`Client`), and whom it serves."""
+
+    def __init__(self, link: Link, key: Any, caps: dict[str, Any], owner: Owner | None) -> None:
+        self.link = link
+        self.key = key
+        self.caps = caps
+        self.owner = owner
+        self.fixed = owner is not None  # a session's own connection: its owner never changes
+        self.client: Client | None = None
+        self.busy = 0
+        self.exclusive = False
+        self.closed = False
+        self.idle_since = asyncio.get_running_loop().time()
+
+    @property
+    def usable(self) -> bool:
+        return not self.closed and self.client is not None and self.client.session.is_open
+
+    async def open(self, extra: Mapping[str, str], listening: bool) -> None:
+        """Connect, declaring this connection's capabilities (``listening``: the one that
+        follows the backend's changes for the proxy)."""
+        link = self.link
+        caps = self.caps
+        options: dict[str, Any] = {
+            "name": link.client_name,
+            "version": link.client_version,
+            "request_timeout": link.timeout,
+            "era": link.version or link.era_wanted,
+            "cache": False,
+            "probe_timeout": min(link.timeout, 10.0),
+            "on_log": self._on_log,
+            "middleware": link.client_middleware or None,
+        }
+        if "sampling" in caps:
+            options["sampling"] = self._sample
+            options["sampling_tools"] = isinstance(caps["sampling"], dict) and "tools" in caps["sampling"]
+        if "elicitation" in caps:
+            modes = caps["elicitation"] if isinstance(caps["elicitation"], dict) else {}
+            options["elicitation"] = self._elicit
+            options["elicitation_modes"] = [m for m in ("form", "url") if m in modes] or ["form"]
+        if "roots" in caps:
+            options["roots"] = self._roots
+        if isinstance(caps.get("extensions"), dict):
+            options["extensions"] = dict(caps["extensions"])
+        if listening or self.fixed:
+            options["on_notification"] = self._on_notification
+        client = link.target.client(extra, **options)
+        await client.open()
+        modern = client.session.modern
+        if modern is not None:
+            modern.log_level = None  # each request asks for the level its own client asked for
+        self.client = client
+
+    async def close(self) -> None:
+        self.closed = True
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await self.client.close()
+
+    # ------------------------------------------------------------ what the backend sends
+
+    async def _elicit(self, params: ElicitRequestParams) -> ElicitResult:
+        answer: ElicitResult = await self._ask("elicitation/create", params)
+        return answer
+
+    async def _sample(self, params: CreateMessageRequestParams) -> CreateMessageResult:
+        answer: CreateMessageResult = await self._ask("sampling/createMessage", params)
+        return answer
+
+    async def _roots(self) -> list[Root]:
+        ctx = current_request.get()
+        meta = ctx.meta if ctx is not None and self._from_backend(ctx) else UNSET
+        answer: ListRootsResult = await self._ask("roots/list", RequestParams(meta=meta))
+        return answer.roots
+
+    def _from_backend(self, ctx: RequestContext) -> bool:
+        return self.client is not None and ctx.session is self.client.session
+
+    async def _ask(self, method: str, params: Any) -> Any:
+        owner = self.owner
+        if owner is None:
+            raise McpError(METHOD_NOT_FOUND, f"Method not found: {method} (no client of the gateway to ask)")
+        ctx = current_request.get()
+        meta = ctx.meta if ctx is not None and self._from_backend(ctx) else getattr(params, "meta", UNSET)
+        key = meta.get(META_INPUT_KEY) if isinstance(meta, dict) else None
+        if isinstance(meta, dict) and META_INPUT_KEY in meta:  # ours: the client need not see it
+            rest = {k: v for k, v in meta.items() if k != META_INPUT_KEY}
+            params = msgspec.structs.replace(params, meta=rest or UNSET)
+        return await owner.ask(method, key if isinstance(key, str) else None, params)
+
+    def _on_log(self, params: Any) -> None:
+        if self.owner is not None:
+            self.owner.log(params)
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        if method == "notifications/message":
+            return  # on_log has it
+        if self.fixed and self.owner is not None and method not in ("notifications/resources/updated",):
+            self.owner.notify(method, params)
+            return
+        feature = LIST_CHANGES.get(method)
+        if feature is not None:
+            self.link.changed(feature)
+        elif method == "notifications/resources/updated":
+            uri = getattr(params, "uri", None)
+            if isinstance(uri, str):
+                self.link.updated(uri)
+
+
+# ------------------------------------------------------------------ the link
+
+
+class Link:
+    """A backend, its connections and its limits (see the module's docstring)."""
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        name: str,
+        era: str = "auto",
+        timeout: float = 60.0,
+        max_concurrency: int = 64,
+        max_sessions: int = 16,
+        idle_timeout: float = 300.0,
+        credentials: Credentials | None = None,
+        per_caller: bool = False,
+        client_name: str = "mcpgen-gateway",
+        client_version: str = "1",
+        client_middleware: Sequence[Middleware] = (),
+    ) -> None:
+        if max_concurrency < 1 or max_sessions < 1:
+            raise ValueError("max_concurrency and max_sessions are at least 1")
+        self.target = target
+        self.name = name
+        self.era_wanted = era
+        self.timeout = timeout
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.credentials = credentials
+        self.per_caller = per_caller  # each caller's own credentials: a connection per principal
+        self.client_name = client_name
+        self.client_version = client_version
+        self.client_middleware = list(client_middleware)
+        self.gate = Gate(max_concurrency, f"backend {name}")
+        self.era: str | None = None  # "handshake" or "stateless", once connected
+        self.version: str | None = None
+        self.capabilities: dict[str, Any] = {}
+        self.server_info: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.primary: Conn | None = None
+        self.conns: dict[Any, list[Conn]] = {}
+        self.on_change: Callable[[str], None] = lambda feature: None
+        self.on_updated: Callable[[str], None] = lambda uri: None
+        self._freed = asyncio.Event()
+        self._reaper: asyncio.Task[None] | None = None
+        self._starting: asyncio.Future[None] | None = None
+
+    @property
+    def stateless(self) -> bool:
+        return self.era == "stateless"
+
+    def describe(self) -> str:
+        shown = self.target.describe()
+        return f"backend {self.name}" if shown == self.name else f"backend {self.name} ({shown})"
+
+    # ------------------------------------------------------------ starting, stopping
+
+    async def start(self) -> None:
+        """Connect once (the connection that follows the backend's changes) and learn what it
+        speaks and declares; later calls wait for the first."""
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._start())
+        await asyncio.shield(self._starting)
+
+    async def _start(self) -> None:
+        conn = Conn(self, ("pool", "", "{}"), {}, None)
+        extra = await self.credentials() if self.credentials is not None and not self.per_caller else {}
+        try:
+            await conn.open(extra, listening=True)
+        except BaseException:
+            self._starting = None  # the next request tries again
+            raise
+        assert conn.client is not None
+        session = conn.client.session
+        self.era = session.era
+        self.version = session.protocol_version
+        tree = session.peer_caps.tree
+        self.capabilities = dict(tree) if isinstance(tree, dict) else {}
+        info = conn.client.initialize_result
+        self.server_info = msgspec.to_builtins(info.server_info) if info is not None else {}
+        self.instructions = session.instructions
+        self.primary = conn
+        self.conns.setdefault(conn.key, []).append(conn)
+        if self._reaper is None:
+            self._reaper = asyncio.ensure_future(self._reap())
+
+    async def close(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
+        conns = [conn for pool in self.conns.values() for conn in pool]
+        self.conns.clear()
+        self.primary = None
+        self._starting = None
+        await asyncio.gather(*(conn.close() for conn in conns), return_exceptions=True)
+
+    async def _reap(self) -> None:
+        """Close connections idle for ``idle_timeout`` (the listening one stays), and those of
+        sessions that have ended."""
+        while True:
+            await asyncio.sleep(min(_REAP_EVERY, self.idle_timeout))
+            await self.sweep()
+
+    async def sweep(self) -> None:
+        now = asyncio.get_running_loop().time()
+        doomed: list[Conn] = []
+        for pool in self.conns.values():
+            for conn in pool:
+                if conn is self.primary or conn.busy:
+                    continue
+                gone = isinstance(conn.owner, SessionOwner) and conn.fixed and not conn.owner.session.is_open
+                if gone or not conn.usable or now - conn.idle_since > self.idle_timeout:
+                    doomed.append(conn)
+        for conn in doomed:
+            self._forget(conn)
+        await asyncio.gather(*(conn.close() for conn in doomed), return_exceptions=True)
+
+    def _forget(self, conn: Conn) -> None:
+        pool = self.conns.get(conn.key)
+        if pool is not None and conn in pool:
+            pool.remove(conn)
+            if not pool:
+                del self.conns[conn.key]
+        conn.closed = True
+        self._freed.set()
+
+    # ------------------------------------------------------------ choosing a connection
+
+    def key_of(self, front: Front) -> Any:
+        if not front.stateless:
+            return ("session", id(front.session))
+        principal = front.principal if (self.per_caller or not self.stateless) else ""
+        caps = front.answering if not self.stateless else {}
+        return ("pool", principal, msgspec.json.encode(caps, order="sorted").decode())
+
+    async def acquire(self, front: Front, *, exclusive: bool) -> Conn:
+        """A connection for ``front``'s request (``exclusive``: held alone until released)."""
+        await self.start()
+        key = self.key_of(front)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        while True:
+            for conn in self.conns.get(key, ()):
+                if not conn.usable or conn.exclusive or (exclusive and conn.busy):
+                    continue
+                conn.busy += 1
+                conn.exclusive = exclusive
+                return conn
+            if sum(len(pool) for pool in self.conns.values()) < self.max_sessions:
+                return await self._open(front, key, exclusive)
+            if not await self._make_room():
+                self._freed.clear()
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    raise Busy(f"{self.describe()} has {self.max_sessions} connections, all in use")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._freed.wait(), remaining)
+
+    async def _make_room(self) -> bool:
+        """Close one idle connection of another key (never one in use), if there is one."""
+        victims = [
+            conn
+            for pool in self.conns.values()
+            for conn in pool
+            if conn is not self.primary and not conn.busy and (not conn.fixed or not conn.usable)
+        ]
+        if not victims:
+            return False
+        oldest = min(victims, key=lambda conn: conn.idle_since)
+        self._forget(oldest)
+        await oldest.close()
+        return True
+
+    async def _open(self, front: Front, key: Any, exclusive: bool) -> Conn:
+        owner: Owner | None = None if front.stateless else SessionOwner(front.session)
+        conn = Conn(self, key, front.answering, owner)
+        conn.busy, conn.exclusive = 1, exclusive
+        self.conns.setdefault(key, []).append(conn)
+        try:
+            extra = await self.credentials() if self.credentials is not None else {}
+            await conn.open(extra, listening=False)
+        except BaseException as exc:
+            self._forget(conn)
+            with contextlib.suppress(Exception):
+                await conn.close()
+            if isinstance(exc, Exception) and not isinstance(exc, McpError):
+                log.warning("mcpgen gateway: cannot connect to %s: %s", self.describe(), exc)
+                raise McpError(INTERNAL_ERROR, f"{self.describe()} is unavailable") from None
+            raise
+        return conn
+
+    def release(self, conn: Conn) -> None:
+        conn.busy -= 1
+        if conn.exclusive and conn.busy <= 0:
+            conn.exclusive = False
+            if not conn.fixed:
+                conn.owner = None
+        if conn.busy <= 0:
+            conn.busy = 0
+            conn.idle_since = asyncio.get_running_loop().time()
+        if not conn.usable:
+            self._forget(conn)
+        self._freed.set()
+
+    # ------------------------------------------------------------ requests
+
+    async def send(
+        self,
+        conn: Conn,
+        method: str,
+        params: Any,
+        result_type: Any = msgspec.Raw,
+        on_progress: Callable[[float, float | None, str | None], Awaitable[None] | None] | None = None,
+    ) -> Any:
+        """``method(params)`` on ``conn`` within the backend's limits; the backend's own
+        errors go on as they are, a silence or a lost connection becomes -32603."""
+        await self.gate.enter(self.timeout)
+        try:
+            assert conn.client is not None
+            return await conn.client.session.send_request(
+                method, params, result_type, timeout=self.timeout, on_progress=on_progress
+            )
+        except RequestTimeout:
+            raise McpError(INTERNAL_ERROR, f"{self.describe()} did not answer within {self.timeout:g} s") from None
+        except ConnectionError:
+            conn.closed = True
+            raise McpError(INTERNAL_ERROR, f"{self.describe()} closed the connection") from None
+        finally:
+            self.gate.leave()
+
+    def changed(self, feature: str) -> None:
+        self.on_change(feature)
+
+    def updated(self, uri: str) -> None:
+        self.on_updated(uri)
+
+
+def short_key(method: str, count: int) -> str:
+    """A question's key when the backend gave none (``elicitation-1``, ...)."""
+    return f"{_SHORT.get(method, 'input')}-{count}"

@@ -1,0 +1,149 @@
+"""What crosses a proxy, and what does not: the request being served as the proxy sees it
+(:class:`Front`), its params as the backend gets them, the backend's result as the client
+gets it.
+
+A request's params and a result are relayed as they were sent, except what belongs to one
+connection and means nothing on the other: the stateless era's envelope in ``_meta``
+(protocol version, client capabilities and identity, log level, server identity,
+subscription id), the progress token (the proxy's own connection to the backend numbers
+its own), and a retry's ``inputResponses``/``requestState`` (the client's answers to the
+proxy, which the proxy passes on itself). A result of the stateless era loses its
+``resultType`` and caching hints on the way to a handshake-era client, which has neither.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
+from mcpgen.runtime.jsonrpc.kernel import Ready
+from mcpgen.runtime.server.input_required import caller
+from mcpgen.runtime.shared.meta import (
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION,
+    META_VERSION,
+)
+
+CONNECTION_META = frozenset(
+    {META_VERSION, META_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_SERVER_INFO, META_SUBSCRIPTION}
+)
+"""The ``_meta`` keys one connection owns: never copied from one connection to the other."""
+PROGRESS = "progressToken"
+VIA = "dev.mcpgen/via"
+"""The ``_meta`` key naming the gateways a request went through (their ids, in order): a
+gateway refuses a request naming it already (a loop)."""
+RETRY_FIELDS = ("inputResponses", "requestState")
+STATELESS_RESULT = ("resultType", "ttlMs", "cacheScope")  # the handshake era has none of them
+ANSWERING = ("elicitation", "sampling", "roots")  # what a client declares to answer questions
+_encode = msgspec.json.Encoder().encode
+
+
+class Front:
+    """The request a proxy is serving, as the proxy needs it: which era, whose, what its
+    client declared (and so may be asked), which log level it asked for."""
+
+    __slots__ = ("ctx", "session", "stateless", "principal", "caps", "log_level")
+
+    def __init__(self, ctx: RequestContext) -> None:
+        self.ctx = ctx
+        self.session: Any = ctx.session
+        self.stateless = getattr(self.session, "asks_inputs", False) is True
+        self.principal = caller()
+        if self.stateless:
+            request = self.session.request
+            self.caps: dict[str, Any] = request.capabilities if isinstance(request.capabilities, dict) else {}
+            self.log_level: str | None = request.log_level
+        else:
+            tree = self.session.peer_caps.tree
+            self.caps = tree if isinstance(tree, dict) else {}
+            self.log_level = getattr(self.session, "log_level", None)
+
+    @classmethod
+    def current(cls) -> Front:
+        ctx = current_request.get()
+        if ctx is None:
+            raise RuntimeError("a proxy serves requests only")
+        return cls(ctx)
+
+    @property
+    def answering(self) -> dict[str, Any]:
+        """The capabilities that let a server ask this client questions, and the extensions
+        it declared (what the backend may rely on, in this request's name)."""
+        return {k: v for k, v in self.caps.items() if k in ANSWERING or k == "extensions"}
+
+    @property
+    def progress_token(self) -> str | int | None:
+        return self.ctx.progress_token
+
+
+def outgoing(params: Any) -> Any:
+    """``params`` as the backend gets them: without what belongs to the client's connection.
+    The struct itself when nothing is to be taken out (the common call), else a dict."""
+    if params is None or isinstance(params, dict):
+        data = dict(params or {})
+    else:
+        meta = getattr(params, "meta", UNSET)
+        if meta is UNSET and not any(_set(params, f) for f in ("input_responses", "request_state")):
+            return params
+        data = msgspec.to_builtins(params)
+    meta = data.get("_meta")
+    if isinstance(meta, dict):
+        kept = {k: v for k, v in meta.items() if k not in CONNECTION_META and k != PROGRESS}
+        if kept:
+            data["_meta"] = kept
+        else:
+            del data["_meta"]
+    for field in RETRY_FIELDS:
+        data.pop(field, None)
+    return data
+
+
+def _set(params: Any, attribute: str) -> bool:
+    return getattr(params, attribute, UNSET) is not UNSET
+
+
+def relayed(raw: bytes, *, backend_stateless: bool, front_stateless: bool) -> Ready:
+    """A backend's result as the front answers with it: as it came (no decode) where the
+    eras allow, else without the other connection's members."""
+    if not backend_stateless:
+        if front_stateless and b'"_meta"' in raw:
+            return Ready("complete", msgspec.json.decode(raw))  # the stamp merges its identity in
+        return Ready("complete", msgspec.Raw(raw))
+    body = msgspec.json.decode(raw)
+    if not isinstance(body, dict):
+        return Ready("complete", body)
+    kind = body.pop("resultType", "complete")
+    meta = body.get("_meta")
+    if isinstance(meta, dict):
+        kept = {k: v for k, v in meta.items() if k not in CONNECTION_META}
+        if kept:
+            body["_meta"] = kept
+        else:
+            del body["_meta"]
+    if not front_stateless:
+        for member in STATELESS_RESULT:
+            body.pop(member, None)
+    return Ready(kind if isinstance(kind, str) else "complete", body)
+
+
+def as_dict(params: Any) -> dict[str, Any]:
+    """Params (a struct or a dict) as a JSON object."""
+    if isinstance(params, dict):
+        return params
+    built = msgspec.to_builtins(params) if params is not None else {}
+    return built if isinstance(built, dict) else {}
+
+
+def stamp(result: Ready) -> bytes:
+    """A relayed result as JSON (to keep it in a shared store)."""
+    return _encode({"kind": result.kind, "body": result.body})
+
+
+def unstamp(data: Any) -> Ready:
+    return Ready(str(data.get("kind", "complete")), data.get("body"))
