@@ -44,6 +44,7 @@ from mcpgen.generated import (
 from mcpgen.runtime.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, SERVER_BUSY, McpError, RequestTimeout
 from mcpgen.runtime.gateway.relay import Front
 from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
+from mcpgen.runtime.shared.headers import render
 from mcpgen.runtime.shared.meta import META_INPUT_KEY
 
 if TYPE_CHECKING:
@@ -246,6 +247,9 @@ class Conn:
             options["on_notification"] = self._on_notification
         client = link.target.client(extra, **options)
         await client.open()
+        transport = client.session.transport
+        if hasattr(transport, "param_headers"):
+            transport.param_headers = link.param_headers
         modern = client.session.modern
         if modern is not None:
             modern.log_level = None  # each request asks for the level its own client asked for
@@ -350,6 +354,9 @@ class Link:
         self.instructions: str | None = None
         self.primary: Conn | None = None
         self.conns: dict[Any, list[Conn]] = {}
+        # The x-mcp-header annotations of the backend's tools (its last tool list): what the
+        # Mcp-Param-* headers of a call to a stateless-era HTTP backend mirror.
+        self.tool_headers: Callable[[str], dict[str, str]] = lambda name: {}
         self.on_change: Callable[[str], None] = lambda feature: None
         self.on_updated: Callable[[str], None] = lambda uri: None
         self._freed = asyncio.Event()
@@ -538,6 +545,18 @@ class Link:
             raise McpError(INTERNAL_ERROR, f"{self.describe()} closed the connection") from None
         finally:
             self.gate.leave()
+
+    def param_headers(self, name: str, arguments: Any) -> dict[str, str]:
+        """The Mcp-Param-* headers of a call to tool ``name``."""
+        annotated = self.tool_headers(name)
+        if not annotated or not isinstance(arguments, dict):
+            return {}
+        found: dict[str, str] = {}
+        for argument, header in annotated.items():
+            value = render(arguments.get(argument))
+            if value is not None:
+                found[f"Mcp-Param-{header}"] = value
+        return found
 
     def changed(self, feature: str) -> None:
         self.on_change(feature)

@@ -39,7 +39,7 @@ from msgspec import UNSET
 
 from mcpgen.generated import Implementation
 from mcpgen.runtime.client.stateless import Unanswered
-from mcpgen.runtime.errors import INVALID_PARAMS, McpError
+from mcpgen.runtime.errors import INVALID_PARAMS, MISSING_CAPABILITY, McpError
 from mcpgen.runtime.gateway.link import Link, RequestOwner, SessionOwner
 from mcpgen.runtime.gateway.relay import VIA, Front, as_dict, outgoing, relayed
 from mcpgen.runtime.gateway.rounds import ROUND_KEY, WORKER_KEY, Rounds
@@ -52,7 +52,13 @@ from mcpgen.runtime.server.lifespan import LifespanRunner
 from mcpgen.runtime.server.server import Server
 from mcpgen.runtime.shared.extension import Extension, ExtensionMethod
 from mcpgen.runtime.shared.headers import annotated_params
-from mcpgen.runtime.shared.meta import META_CAPABILITIES, META_LOG_LEVEL, SKILLS_EXTENSION, TASKS_EXTENSION
+from mcpgen.runtime.shared.meta import (
+    META_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_REQUIRED_CAPABILITIES,
+    SKILLS_EXTENSION,
+    TASKS_EXTENSION,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -153,6 +159,7 @@ class Proxy(Server):
             client_middleware=client_middleware,
         )
         self.via = via
+        self.link.tool_headers = self.tool_headers
         self.link.on_change = self._backend_changed
         self.link.on_updated = self._backend_updated
         self.tool_filter = tools
@@ -211,6 +218,12 @@ class Proxy(Server):
                 break
         self.backend_tools = tools
 
+    def tool_headers(self, name: str) -> dict[str, str]:
+        """The x-mcp-header annotations of a backend tool (argument -> header name)."""
+        tool = self.backend_tools.get(name)
+        schema = tool.get("inputSchema") if tool is not None else None
+        return (annotated_params(schema) or {}) if isinstance(schema, dict) else {}
+
     def _result_type(self) -> Any:
         return Unanswered if self.link.stateless else msgspec.Raw
 
@@ -251,7 +264,7 @@ class Proxy(Server):
         elif isinstance(owner, SessionOwner):
             owner.calls[front.ctx.request_id] = front.ctx
         try:
-            body = self._outgoing(front, params)
+            body = self._outgoing(front, params, method)
             if link.stateless and front.log_level is not None:
                 body = {**as_dict(body), "_meta": {**as_dict(body).get("_meta", {}), META_LOG_LEVEL: front.log_level}}
             # A stateless backend's questions are answered by this connection's own client
@@ -263,9 +276,9 @@ class Proxy(Server):
             link.release(conn)
         return self._result(front, method, params, bytes(raw))
 
-    def _outgoing(self, front: Front | None, params: Any) -> Any:
+    def _outgoing(self, front: Front | None, params: Any, method: str = "") -> Any:
         """``params`` as the backend gets them, naming this gateway in their via chain."""
-        body = outgoing(params)
+        body = outgoing(params, method in ASKING)
         if self.via is None:
             return body
         chain = self.via(front.ctx.meta if front is not None else None)
@@ -276,6 +289,14 @@ class Proxy(Server):
 
     def _result(self, front: Front, method: str, params: Any, raw: bytes) -> Any:
         result = relayed(raw, backend_stateless=self.link.stateless, front_stateless=front.stateless)
+        if front.stateless and not self.link.stateless and isinstance(result.body, dict):
+            meta = result.body.get("_meta")
+            needed = meta.get(META_REQUIRED_CAPABILITIES) if isinstance(meta, dict) else None
+            if isinstance(needed, dict) and result.body.get("isError"):
+                # A handshake-era backend's way to say its question needs what the client did
+                # not declare; the stateless era's is -32021.
+                raise McpError(MISSING_CAPABILITY, f"Missing required client capability for {method}",
+                               {"requiredCapabilities": needed})  # fmt: skip
         if method == "tools/list":
             result = self._listed(result)
         if front.stateless and not self.link.stateless and method in CACHEABLE:
@@ -300,7 +321,7 @@ class Proxy(Server):
 
     async def _relay_stateless(self, front: Front, method: str, params: Any) -> Any:
         """Both ends stateless: relayed as they are, a round of questions included."""
-        body = as_dict(self._outgoing(front, params))
+        body = as_dict(self._outgoing(front, params, method))
         scope = front.session.input_scope() if method in ASKING else None
         if scope is not None:
             state = scope.answers.get(RELAY_KEY)
@@ -353,7 +374,7 @@ class Proxy(Server):
                 self.link.release(conn)
                 raise
             found.given = dict(scope.responses)
-            body = self._outgoing(front, params)
+            body = self._outgoing(front, params, method)
             found.start(self.link.send(conn, method, body, msgspec.Raw, self._progress(front, found)))
             outcome = await self.rounds.outcome(found)
             round_id, holder = found.id, self.rounds.worker
@@ -484,9 +505,7 @@ class _Lookups:
         return run
 
     def tool_headers(self, name: str) -> dict[str, str]:
-        tool = self.proxy.backend_tools.get(name)
-        schema = tool.get("inputSchema") if tool is not None else None
-        return (annotated_params(schema) or {}) if isinstance(schema, dict) else {}
+        return self.proxy.tool_headers(name)
 
     def task_support(self, name: str) -> Any:
         return None

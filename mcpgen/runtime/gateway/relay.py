@@ -82,14 +82,16 @@ class Front:
         return self.ctx.progress_token
 
 
-def outgoing(params: Any) -> Any:
-    """``params`` as the backend gets them: without what belongs to the client's connection.
-    The struct itself when nothing is to be taken out (the common call), else a dict."""
+def outgoing(params: Any, retried: bool = True) -> Any:
+    """``params`` as the backend gets them: without what belongs to the client's connection
+    (``retried``: a request a client may retry with answers, whose ``inputResponses`` and
+    ``requestState`` are the client's to the proxy). The struct itself when nothing is to be
+    taken out (the common call), else a dict."""
     if params is None or isinstance(params, dict):
         data = dict(params or {})
     else:
         meta = getattr(params, "meta", UNSET)
-        if meta is UNSET and not any(_set(params, f) for f in ("input_responses", "request_state")):
+        if meta is UNSET and not (retried and any(_set(params, f) for f in ("input_responses", "request_state"))):
             return params
         data = msgspec.to_builtins(params)
     meta = data.get("_meta")
@@ -99,8 +101,9 @@ def outgoing(params: Any) -> Any:
             data["_meta"] = kept
         else:
             del data["_meta"]
-    for field in RETRY_FIELDS:
-        data.pop(field, None)
+    if retried:
+        for field in RETRY_FIELDS:
+            data.pop(field, None)
     return data
 
 

@@ -40,6 +40,7 @@ from mcpgen.generated import (
     encode,
 )
 from mcpgen.runtime.auth.info import AuthInfo, current_auth
+from mcpgen.runtime.errors import CapabilityError
 from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
 from mcpgen.runtime.shared.meta import META_INPUT_KEY
 
@@ -213,6 +214,7 @@ class Context:
         (``dev.mcpgen/inputKey``: a gateway bridging the eras keeps the name)."""
         if isinstance(messages, str):
             messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
+        self._require("sampling/createMessage", "sampling")
         if tools is not None and not self.session.peer_caps.has("sampling.tools") and not self._asks_inputs:
             raise ValueError("the client did not declare sampling.tools")
         return await self.session.create_message(
@@ -234,6 +236,7 @@ class Context:
         ``schema`` is a flat msgspec Struct, dataclass or TypedDict of primitive fields, or
         a requested-schema dict as the spec defines it. ``key``: as for :meth:`sample`.
         """
+        self._require("elicitation/create", "elicitation")
         requested = schema if isinstance(schema, dict) else form_schema(schema)
         params = ElicitRequestFormParams(
             message=message,
@@ -251,6 +254,7 @@ class Context:
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (``roots/list``). ``key``: as for :meth:`sample`."""
+        self._require("roots/list", "roots")
         result: ListRootsResult = await self.session.send_request(
             "roots/list", RequestParams(meta=self._named(key)), ListRootsResult, **self._key(key)
         )
@@ -281,6 +285,16 @@ class Context:
 
     def _key(self, key: str | None) -> dict[str, Any]:
         return {"key": key} if key is not None and self._asks_inputs else {}
+
+    def _require(self, method: str, capability: str) -> None:
+        """Handshake era: the question needs a capability the client did not declare (the
+        error says which, so that a gateway in front can say it as the stateless era does:
+        -32021). The stateless era checks it as it asks."""
+        if not self._asks_inputs and not self.session.peer_caps.has(capability):
+            raise CapabilityError(
+                f"{method} needs the client.{capability} capability, which was not declared",
+                {"requiredCapabilities": {capability: {}}},
+            )
 
     def _named(self, key: str | None) -> Any:
         """The ``_meta`` naming a handshake-era question (the stateless era keys it itself)."""
