@@ -80,10 +80,11 @@ def main() -> None:
         wait_for(f"http://127.0.0.1:{backend_port}/mcp", backend)
         with tempfile.TemporaryDirectory() as folder:
             config = Path(folder) / "gateway.json"
-            config.write_text(json.dumps({"mcpServers": {"everything": {"url": f"http://127.0.0.1:{backend_port}/mcp"}}}))
-            gateway = subprocess.Popen(
-                [sys.executable, "-m", "mcpgen", "gateway", str(config), "--transport", "http", "--port", str(args.port)]
+            config.write_text(
+                json.dumps({"mcpServers": {"everything": {"url": f"http://127.0.0.1:{backend_port}/mcp"}}})
             )
+            command = [sys.executable, "-m", "mcpgen", "gateway", str(config)]
+            gateway = subprocess.Popen([*command, "--transport", "http", "--port", str(args.port)])
             gateway.wait()
     finally:
         stop()
