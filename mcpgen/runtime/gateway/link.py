@@ -46,6 +46,7 @@ from mcpgen.runtime.gateway.relay import Front
 from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
 from mcpgen.runtime.shared.headers import render
 from mcpgen.runtime.shared.meta import META_INPUT_KEY
+from mcpgen.runtime.versions import HANDSHAKE, era_of
 
 if TYPE_CHECKING:
     from mcpgen.runtime.client.client import Client
@@ -201,9 +202,10 @@ class RequestOwner(Owner):
 class Conn:
     """One connection to the backend (a :class:`Client`), and whom it serves."""
 
-    def __init__(self, link: Link, key: Any, caps: dict[str, Any], owner: Owner | None) -> None:
+    def __init__(self, link: Link, key: Any, caps: dict[str, Any], owner: Owner | None, era: str | None) -> None:
         self.link = link
         self.key = key
+        self.era = era  # what to speak ("handshake", "stateless"; None: probe, prefer stateless)
         self.caps = caps
         self.owner = owner
         self.fixed = owner is not None  # a session's own connection: its owner never changes
@@ -226,7 +228,7 @@ class Conn:
             "name": link.client_name,
             "version": link.client_version,
             "request_timeout": link.timeout,
-            "era": link.version or link.era_wanted,
+            "era": link.versions.get(self.era or "", link.era_wanted),
             "cache": False,
             "probe_timeout": min(link.timeout, 10.0),
             "on_log": self._on_log,
@@ -347,13 +349,17 @@ class Link:
         self.client_version = client_version
         self.client_middleware = list(client_middleware)
         self.gate = Gate(max_concurrency, f"backend {name}")
-        self.era: str | None = None  # "handshake" or "stateless", once connected
+        self.era: str | None = None  # what the first connection speaks, once connected
         self.version: str | None = None
+        # The eras the backend speaks, and the version spoken in each (a backend speaking
+        # both is spoken to in the era of the request relayed: nothing to translate).
+        self.versions: dict[str, str] = {}
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
         self.primary: Conn | None = None
         self.conns: dict[Any, list[Conn]] = {}
+        self.by_session: dict[int, Conn] = {}  # a handshake-era client session's own connection
         # The x-mcp-header annotations of the backend's tools (its last tool list): what the
         # Mcp-Param-* headers of a call to a stateless-era HTTP backend mirror.
         self.tool_headers: Callable[[str], dict[str, str]] = lambda name: {}
@@ -365,7 +371,16 @@ class Link:
 
     @property
     def stateless(self) -> bool:
-        return self.era == "stateless"
+        """Whether the backend speaks only the stateless era (or was told to)."""
+        return self.versions.keys() == {"stateless"}
+
+    def era_for(self, front: Front) -> str:
+        """The era to speak to the backend for ``front``'s request: the client's own when the
+        backend speaks it, else the one it speaks."""
+        wanted = "stateless" if front.stateless else "handshake"
+        if wanted in self.versions or not self.versions:
+            return wanted if self.versions else (self.era or wanted)
+        return next(iter(self.versions))
 
     def describe(self) -> str:
         shown = self.target.describe()
@@ -376,12 +391,15 @@ class Link:
     async def start(self) -> None:
         """Connect once (the connection that follows the backend's changes) and learn what it
         speaks and declares; later calls wait for the first."""
-        if self._starting is None:
-            self._starting = asyncio.ensure_future(self._start())
-        await asyncio.shield(self._starting)
+        starting = self._starting
+        if starting is not None and starting.done() and not starting.cancelled() and starting.exception() is None:
+            return  # connected: every request after the first
+        if starting is None:
+            starting = self._starting = asyncio.ensure_future(self._start())
+        await asyncio.shield(starting)
 
     async def _start(self) -> None:
-        conn = Conn(self, ("pool", "", "{}"), {}, None)
+        conn = Conn(self, ("pool", None, "", "{}"), {}, None, None)
         extra = await self.credentials() if self.credentials is not None and not self.per_caller else {}
         try:
             await conn.open(extra, listening=True)
@@ -392,6 +410,16 @@ class Link:
         session = conn.client.session
         self.era = session.era
         self.version = session.protocol_version
+        self.versions = {str(session.era): str(session.protocol_version)}
+        discovered = session.discovered
+        if self.era_wanted == "auto" and discovered is not None:
+            # A stateless-era backend that also speaks a handshake-era version (the newest).
+            older = [v for v in discovered.supported_versions if era_of(v) == "handshake"]
+            known = [v for v in HANDSHAKE if v in older]
+            if known:
+                self.versions["handshake"] = known[0]
+        conn.era = session.era
+        conn.key = ("pool", session.era, "", "{}")
         tree = session.peer_caps.tree
         self.capabilities = dict(tree) if isinstance(tree, dict) else {}
         info = conn.client.initialize_result
@@ -408,6 +436,7 @@ class Link:
             self._reaper = None
         conns = [conn for pool in self.conns.values() for conn in pool]
         self.conns.clear()
+        self.by_session.clear()
         self.primary = None
         self._starting = None
         await asyncio.gather(*(conn.close() for conn in conns), return_exceptions=True)
@@ -434,6 +463,8 @@ class Link:
         await asyncio.gather(*(conn.close() for conn in doomed), return_exceptions=True)
 
     def _forget(self, conn: Conn) -> None:
+        if conn.key[0] == "session" and self.by_session.get(conn.key[1]) is conn:
+            del self.by_session[conn.key[1]]
         pool = self.conns.get(conn.key)
         if pool is not None and conn in pool:
             pool.remove(conn)
@@ -444,17 +475,24 @@ class Link:
 
     # ------------------------------------------------------------ choosing a connection
 
-    def key_of(self, front: Front) -> Any:
+    def key_of(self, front: Front, era: str) -> Any:
         if not front.stateless:
             return ("session", id(front.session))
-        principal = front.principal if (self.per_caller or not self.stateless) else ""
-        caps = front.answering if not self.stateless else {}
-        return ("pool", principal, msgspec.json.encode(caps, order="sorted").decode())
+        principal = front.principal if (self.per_caller or era == "handshake") else ""
+        caps = front.answering if era == "handshake" else {}
+        return ("pool", era, principal, msgspec.json.encode(caps, order="sorted").decode())
 
-    async def acquire(self, front: Front, *, exclusive: bool) -> Conn:
-        """A connection for ``front``'s request (``exclusive``: held alone until released)."""
+    async def acquire(self, front: Front, era: str, *, exclusive: bool) -> Conn:
+        """A connection for ``front``'s request, speaking ``era`` (``exclusive``: held alone
+        until released)."""
+        if not front.stateless:
+            # A handshake-era client's own connection: found at once after its first request.
+            conn = self.by_session.get(id(front.session))
+            if conn is not None and conn.owner is not None and conn.usable:
+                conn.busy += 1
+                return conn
         await self.start()
-        key = self.key_of(front)
+        key = self.key_of(front, era)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
         while True:
@@ -465,7 +503,7 @@ class Link:
                 conn.exclusive = exclusive
                 return conn
             if sum(len(pool) for pool in self.conns.values()) < self.max_sessions:
-                return await self._open(front, key, exclusive)
+                return await self._open(front, key, era, exclusive)
             if not await self._make_room():
                 self._freed.clear()
                 remaining = deadline - loop.time()
@@ -489,11 +527,13 @@ class Link:
         await oldest.close()
         return True
 
-    async def _open(self, front: Front, key: Any, exclusive: bool) -> Conn:
+    async def _open(self, front: Front, key: Any, era: str, exclusive: bool) -> Conn:
         owner: Owner | None = None if front.stateless else SessionOwner(front.session)
-        conn = Conn(self, key, front.answering, owner)
+        conn = Conn(self, key, front.answering, owner, era)
         conn.busy, conn.exclusive = 1, exclusive
         self.conns.setdefault(key, []).append(conn)
+        if owner is not None:
+            self.by_session[key[1]] = conn
         try:
             extra = await self.credentials() if self.credentials is not None else {}
             await conn.open(extra, listening=False)
@@ -532,7 +572,11 @@ class Link:
     ) -> Any:
         """``method(params)`` on ``conn`` within the backend's limits; the backend's own
         errors go on as they are, a silence or a lost connection becomes -32603."""
-        await self.gate.enter(self.timeout)
+        gate = self.gate
+        if gate.free > 0 and not gate.waiting:
+            gate.free -= 1  # room: no coroutine to await (every call's path)
+        else:
+            await gate.enter(self.timeout)
         try:
             assert conn.client is not None
             return await conn.client.session.send_request(

@@ -159,6 +159,9 @@ class Proxy(Server):
             client_middleware=client_middleware,
         )
         self.via = via
+        # The via chain of a request that came through no gateway before (most): made once.
+        self._first_hop: list[str] = via(None) if via is not None else []
+        self._first_hop_meta = {VIA: self._first_hop}
         self.link.tool_headers = self.tool_headers
         self.link.on_change = self._backend_changed
         self.link.on_updated = self._backend_updated
@@ -225,7 +228,7 @@ class Proxy(Server):
         return (annotated_params(schema) or {}) if isinstance(schema, dict) else {}
 
     def _result_type(self) -> Any:
-        return Unanswered if self.link.stateless else msgspec.Raw
+        return Unanswered if self.link.era == "stateless" else msgspec.Raw
 
     def _declared(self, era: str) -> dict[str, Any]:
         caps = {k: v for k, v in self.link.capabilities.items() if k != "extensions"}
@@ -252,44 +255,51 @@ class Proxy(Server):
         link = self.link
         if link.era is None:
             await self.connect()
-        if front.stateless and link.stateless:
-            return await self._relay_stateless(front, method, params)
-        if front.stateless and method in ASKING:
-            return await self._round_trip(front, method, params)
+        era = link.era_for(front)
+        stateless = era == "stateless"
+        if front.stateless:
+            if stateless:
+                return await self._relay_stateless(front, method, params)
+            if method in ASKING:
+                return await self._round_trip(front, method, params)
         exclusive = front.stateless and front.log_level is not None
-        conn = await link.acquire(front, exclusive=exclusive)
+        conn = await link.acquire(front, era, exclusive=exclusive)
         owner = conn.owner
+        rid = front.ctx.request_id
         if exclusive:
             conn.owner = RequestOwner(front)
         elif isinstance(owner, SessionOwner):
-            owner.calls[front.ctx.request_id] = front.ctx
+            owner.calls[rid] = front.ctx
         try:
             body = self._outgoing(front, params, method)
-            if link.stateless and front.log_level is not None:
-                body = {**as_dict(body), "_meta": {**as_dict(body).get("_meta", {}), META_LOG_LEVEL: front.log_level}}
+            if stateless and front.log_level is not None:
+                body = as_dict(body)
+                body["_meta"] = {**body.get("_meta", {}), META_LOG_LEVEL: front.log_level}
             # A stateless backend's questions are answered by this connection's own client
             # (its callbacks ask our client, on its session): msgspec.Raw, not Unanswered.
             raw = await link.send(conn, method, body, msgspec.Raw, self._progress(front))
         finally:
             if isinstance(owner, SessionOwner):
-                owner.calls.pop(front.ctx.request_id, None)
+                owner.calls.pop(rid, None)
             link.release(conn)
-        return self._result(front, method, params, bytes(raw))
+        return self._result(front, method, params, raw, stateless)
 
     def _outgoing(self, front: Front | None, params: Any, method: str = "") -> Any:
         """``params`` as the backend gets them, naming this gateway in their via chain."""
         body = outgoing(params, method in ASKING)
         if self.via is None:
             return body
-        chain = self.via(front.ctx.meta if front is not None else None)
+        meta = front.ctx.meta if front is not None else UNSET
+        chain = self.via(meta) if isinstance(meta, dict) and VIA in meta else self._first_hop
         if isinstance(body, dict):
             return {**body, "_meta": {**(body.get("_meta") or {}), VIA: chain}}
-        meta = body.meta if body.meta is not UNSET else {}
-        return msgspec.structs.replace(body, meta={**meta, VIA: chain})
+        if body.meta is UNSET and chain is self._first_hop:
+            return msgspec.structs.replace(body, meta=self._first_hop_meta)  # the common call
+        return msgspec.structs.replace(body, meta={**(body.meta or {}), VIA: chain})
 
-    def _result(self, front: Front, method: str, params: Any, raw: bytes) -> Any:
-        result = relayed(raw, backend_stateless=self.link.stateless, front_stateless=front.stateless)
-        if front.stateless and not self.link.stateless and isinstance(result.body, dict):
+    def _result(self, front: Front, method: str, params: Any, raw: Any, backend_stateless: bool) -> Any:
+        result = relayed(raw, backend_stateless=backend_stateless, front_stateless=front.stateless)
+        if front.stateless and not backend_stateless and isinstance(result.body, dict):
             meta = result.body.get("_meta")
             needed = meta.get(META_REQUIRED_CAPABILITIES) if isinstance(meta, dict) else None
             if isinstance(needed, dict) and result.body.get("isError"):
@@ -299,7 +309,7 @@ class Proxy(Server):
                                {"requiredCapabilities": needed})  # fmt: skip
         if method == "tools/list":
             result = self._listed(result)
-        if front.stateless and not self.link.stateless and method in CACHEABLE:
+        if front.stateless and not backend_stateless and method in CACHEABLE:
             body = result.body if not isinstance(result.body, msgspec.Raw) else msgspec.json.decode(result.body)
             if isinstance(body, dict) and "ttlMs" not in body:
                 hint = self.features.cache_hint(method, params)
@@ -335,7 +345,7 @@ class Proxy(Server):
             meta[META_LOG_LEVEL] = front.log_level
         body["_meta"] = meta
         exclusive = front.log_level is not None and method in ASKING
-        conn = await self.link.acquire(front, exclusive=exclusive)
+        conn = await self.link.acquire(front, "stateless", exclusive=exclusive)
         if exclusive:
             conn.owner = RequestOwner(front)
         try:
@@ -352,7 +362,7 @@ class Proxy(Server):
                 requests = head.get("inputRequests")
                 scope.pending = requests if isinstance(requests, dict) else {}
                 raise InputRequired(scope)
-        return self._result(front, method, params, raw)
+        return self._result(front, method, params, raw, True)
 
     async def _round_trip(self, front: Front, method: str, params: Any) -> Any:
         """A stateless-era client, a handshake-era backend: the call goes on in a round."""
@@ -367,7 +377,7 @@ class Proxy(Server):
                 holder = self.rounds.worker
             outcome = await self.rounds.resume(round_id, holder, scope.responses)
         else:
-            conn = await self.link.acquire(front, exclusive=True)
+            conn = await self.link.acquire(front, "handshake", exclusive=True)
             try:
                 found = self.rounds.open(self.link, conn, front)
             except BaseException:
@@ -387,7 +397,7 @@ class Proxy(Server):
         result = outcome.result
         if isinstance(result, Ready):
             return result
-        return self._result(front, method, params, bytes(result))
+        return self._result(front, method, params, result, False)
 
     def _progress(self, front: Front, holder: Any = None) -> Callable[..., Awaitable[None]] | None:
         """Backend progress, to the client of the request (the one now waiting on a round)."""
@@ -437,7 +447,7 @@ class Proxy(Server):
         return await self.relay("completion/complete", params)
 
     async def set_level(self, params: Any) -> Any:
-        if self.link.stateless:
+        if self.link.era_for(Front.current()) == "stateless":
             return {}  # each request asks the backend for its own level
         return await self.relay("logging/setLevel", params)
 

@@ -46,23 +46,16 @@ _encode = msgspec.json.Encoder().encode
 
 class Front:
     """The request a proxy is serving, as the proxy needs it: which era, whose, what its
-    client declared (and so may be asked), which log level it asked for."""
+    client declared (and so may be asked), which log level it asked for (each read when
+    first asked: a handshake-era call needs none of it)."""
 
-    __slots__ = ("ctx", "session", "stateless", "principal", "caps", "log_level")
+    __slots__ = ("ctx", "session", "stateless", "_principal")
 
     def __init__(self, ctx: RequestContext) -> None:
         self.ctx = ctx
         self.session: Any = ctx.session
         self.stateless = getattr(self.session, "asks_inputs", False) is True
-        self.principal = caller()
-        if self.stateless:
-            request = self.session.request
-            self.caps: dict[str, Any] = request.capabilities if isinstance(request.capabilities, dict) else {}
-            self.log_level: str | None = request.log_level
-        else:
-            tree = self.session.peer_caps.tree
-            self.caps = tree if isinstance(tree, dict) else {}
-            self.log_level = getattr(self.session, "log_level", None)
+        self._principal: str | None = None
 
     @classmethod
     def current(cls) -> Front:
@@ -70,6 +63,26 @@ class Front:
         if ctx is None:
             raise RuntimeError("a proxy serves requests only")
         return cls(ctx)
+
+    @property
+    def principal(self) -> str:
+        """Who the request acts for ("" on a gateway that checks no tokens)."""
+        if self._principal is None:
+            self._principal = caller()
+        return self._principal
+
+    @property
+    def caps(self) -> dict[str, Any]:
+        """What the client declared (on this request, or at its handshake)."""
+        found = self.session.request.capabilities if self.stateless else self.session.peer_caps.tree
+        return found if isinstance(found, dict) else {}
+
+    @property
+    def log_level(self) -> str | None:
+        if self.stateless:
+            level: str | None = self.session.request.log_level
+            return level
+        return getattr(self.session, "log_level", None)
 
     @property
     def answering(self) -> dict[str, Any]:
@@ -91,7 +104,7 @@ def outgoing(params: Any, retried: bool = True) -> Any:
         data = dict(params or {})
     else:
         meta = getattr(params, "meta", UNSET)
-        if meta is UNSET and not (retried and any(_set(params, f) for f in ("input_responses", "request_state"))):
+        if meta is UNSET and not (retried and _retry_set(params)):
             return params
         data = msgspec.to_builtins(params)
     meta = data.get("_meta")
@@ -107,17 +120,27 @@ def outgoing(params: Any, retried: bool = True) -> Any:
     return data
 
 
-def _set(params: Any, attribute: str) -> bool:
-    return getattr(params, attribute, UNSET) is not UNSET
+def _retry_set(params: Any) -> bool:
+    """Whether a retry's fields are set in ``params`` (a struct type that has them at all:
+    the stateless era's, merged with the handshake era's)."""
+    kind = type(params)
+    fields = _RETRY_ATTRIBUTES.get(kind)
+    if fields is None:
+        names = {f.encode_name: f.name for f in msgspec.structs.fields(kind)}
+        fields = _RETRY_ATTRIBUTES[kind] = tuple(names[n] for n in RETRY_FIELDS if n in names)
+    return any(getattr(params, name) is not UNSET for name in fields)
 
 
-def relayed(raw: bytes, *, backend_stateless: bool, front_stateless: bool) -> Ready:
-    """A backend's result as the front answers with it: as it came (no decode) where the
-    eras allow, else without the other connection's members."""
+_RETRY_ATTRIBUTES: dict[type, tuple[str, ...]] = {}
+
+
+def relayed(raw: Any, *, backend_stateless: bool, front_stateless: bool) -> Ready:
+    """A backend's result (its JSON: bytes or ``msgspec.Raw``) as the front answers with it:
+    as it came (no decode) where the eras allow, else without the other connection's members."""
     if not backend_stateless:
-        if front_stateless and b'"_meta"' in raw:
+        if front_stateless and b'"_meta"' in bytes(raw):
             return Ready("complete", msgspec.json.decode(raw))  # the stamp merges its identity in
-        return Ready("complete", msgspec.Raw(raw))
+        return Ready("complete", raw if isinstance(raw, msgspec.Raw) else msgspec.Raw(raw))
     body = msgspec.json.decode(raw)
     if not isinstance(body, dict):
         return Ready("complete", body)
