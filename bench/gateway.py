@@ -70,7 +70,9 @@ async def measure(quick: bool, env: dict[str, str], era: str) -> dict[str, Any]:
             await peer.run_calls(client, warmup.calls, warmup)
             results[name].errors += [f"warm-up: {e}" for e in warmup.errors]
         for in_flight, kind in ((1, "sequential"), (peer.WINDOW, "pipelined")):
-            print(f"[bench] {kind}: {in_flight} in flight, fronts taking turns in {peer.ROUNDS} slices", file=sys.stderr)
+            print(
+                f"[bench] {kind}: {in_flight} in flight, fronts taking turns in {peer.ROUNDS} slices", file=sys.stderr
+            )
             phases = {name: peer.Phase(in_flight, counts_for(name, quick)[kind]) for name in clients}
             for round_ in range(peer.ROUNDS):
                 for name, client in clients.items():

@@ -19,6 +19,7 @@ from mcpgen import Gateway
 HERE = Path(__file__).resolve().parent
 CONFIG = {"mcpServers": {"echo": {"command": sys.executable, "args": [str(HERE / "mcpgen_echo.py")]}}}
 
+
 def main() -> None:
     front = Gateway(CONFIG).server()
     profile_path = os.environ.get("MCPGEN_BENCH_PROFILE")

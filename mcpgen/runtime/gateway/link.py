@@ -228,7 +228,7 @@ class Conn:
             "name": link.client_name,
             "version": link.client_version,
             "request_timeout": link.timeout,
-            "era": link.versions.get(self.era or "", link.era_wanted),
+            "era": link.versions.get(self.era or "") or self.era or link.era_wanted,
             "cache": False,
             "probe_timeout": min(link.timeout, 10.0),
             "on_log": self._on_log,
@@ -256,6 +256,7 @@ class Conn:
         if modern is not None:
             modern.log_level = None  # each request asks for the level its own client asked for
         self.client = client
+        self.era = client.spoken_era
 
     async def close(self) -> None:
         self.closed = True
@@ -354,6 +355,7 @@ class Link:
         # The eras the backend speaks, and the version spoken in each (a backend speaking
         # both is spoken to in the era of the request relayed: nothing to translate).
         self.versions: dict[str, str] = {}
+        self.handshake_refused = False  # a stateless-era backend refused initialize once
         self.capabilities: dict[str, Any] = {}
         self.server_info: dict[str, Any] = {}
         self.instructions: str | None = None
@@ -376,10 +378,13 @@ class Link:
 
     def era_for(self, front: Front) -> str:
         """The era to speak to the backend for ``front``'s request: the client's own when the
-        backend speaks it, else the one it speaks."""
+        backend speaks it (or may: a stateless-era backend whose discover names no older
+        version is tried with ``initialize`` once), else the one it speaks."""
         wanted = "stateless" if front.stateless else "handshake"
         if wanted in self.versions or not self.versions:
             return wanted if self.versions else (self.era or wanted)
+        if wanted == "handshake" and self.era_wanted == "auto" and not self.handshake_refused:
+            return wanted
         return next(iter(self.versions))
 
     def describe(self) -> str:
@@ -534,13 +539,22 @@ class Link:
         self.conns.setdefault(key, []).append(conn)
         if owner is not None:
             self.by_session[key[1]] = conn
+        trying = era == "handshake" and "handshake" not in self.versions
         try:
             extra = await self.credentials() if self.credentials is not None else {}
             await conn.open(extra, listening=False)
+            if trying:
+                assert conn.client is not None
+                self.versions["handshake"] = str(conn.client.session.protocol_version)
         except BaseException as exc:
             self._forget(conn)
             with contextlib.suppress(Exception):
                 await conn.close()
+            if trying and isinstance(exc, (McpError, ConnectionError)):
+                # It speaks the stateless era only after all: so be it, from now on.
+                log.info("mcpgen gateway: %s refused initialize (%s): speaking the stateless era", self.describe(), exc)
+                self.handshake_refused = True
+                return await self._open(front, key, "stateless", exclusive)
             if isinstance(exc, Exception) and not isinstance(exc, McpError):
                 log.warning("mcpgen gateway: cannot connect to %s: %s", self.describe(), exc)
                 raise McpError(INTERNAL_ERROR, f"{self.describe()} is unavailable") from None

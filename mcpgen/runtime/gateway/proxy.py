@@ -264,6 +264,10 @@ class Proxy(Server):
                 return await self._round_trip(front, method, params)
         exclusive = front.stateless and front.log_level is not None
         conn = await link.acquire(front, era, exclusive=exclusive)
+        stateless = conn.era == "stateless"  # what it speaks after all (see Link.era_for)
+        if stateless and method == "logging/setLevel":
+            link.release(conn)
+            return {}  # no such request in that era: each request asks for its client's level
         owner = conn.owner
         rid = front.ctx.request_id
         if exclusive:
@@ -447,8 +451,6 @@ class Proxy(Server):
         return await self.relay("completion/complete", params)
 
     async def set_level(self, params: Any) -> Any:
-        if self.link.era_for(Front.current()) == "stateless":
-            return {}  # each request asks the backend for its own level
         return await self.relay("logging/setLevel", params)
 
     async def subscribe(self, params: Any) -> Any:
