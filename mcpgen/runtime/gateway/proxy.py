@@ -47,6 +47,7 @@ from mcpgen.runtime.gateway.targets import Credentials, Target, target_of
 from mcpgen.runtime.jsonrpc.context import current_request
 from mcpgen.runtime.jsonrpc.kernel import Ready
 from mcpgen.runtime.server.context import Context
+from mcpgen.runtime.server.features import OWN_CAPABILITIES
 from mcpgen.runtime.server.input_required import InputRequired
 from mcpgen.runtime.server.lifespan import LifespanRunner
 from mcpgen.runtime.server.server import Server
@@ -231,6 +232,10 @@ class Proxy(Server):
         return Unanswered if self.link.era == "stateless" else msgspec.Raw
 
     def _declared(self, era: str) -> dict[str, Any]:
+        if self.link.era is None:
+            # Not connected yet (the backend was down when serving started): what a server
+            # may offer, so that the client asks and the proxy tries the backend again.
+            return dict(OWN_CAPABILITIES)
         caps = {k: v for k, v in self.link.capabilities.items() if k != "extensions"}
         if era == "stateless" or self.link.stateless:
             caps.pop("tasks", None)  # 2025-11-25's tasks: relayed only between two handshake-era ends

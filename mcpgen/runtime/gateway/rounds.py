@@ -96,7 +96,7 @@ class Round(RequestOwner):
         self.counts: dict[str, int] = {}
         self.task: asyncio.Task[Any] | None = None
         self.wake = asyncio.Event()
-        self._expiry: asyncio.TimerHandle | None = None
+        self.waiting: asyncio.TimerHandle | None = None  # the retry's deadline, while it waits for one
         self.closed = False
 
     def start(self, call: Coroutine[Any, Any, Any]) -> None:
@@ -159,11 +159,11 @@ class Round(RequestOwner):
     def park(self, waiting: bool) -> None:
         """Wait for the client's retry (``waiting``) at most ``round_timeout`` seconds, or
         stop waiting for it (it came)."""
-        if self._expiry is not None:
-            self._expiry.cancel()
-            self._expiry = None
+        if self.waiting is not None:
+            self.waiting.cancel()
+            self.waiting = None
         if waiting:
-            self._expiry = asyncio.get_running_loop().call_later(self.rounds.round_timeout, self.expire)
+            self.waiting = asyncio.get_running_loop().call_later(self.rounds.round_timeout, self.expire)
 
     def expire(self) -> None:
         log.info("mcpgen gateway: a round of %s was never answered: its call is cancelled", self.link.describe())
@@ -209,8 +209,6 @@ class Rounds:
         self.shared = SharedRounds(self, store) if store is not None else None
 
     def open(self, link: Link, conn: Conn, front: Front) -> Round:
-        if len(self.live) >= self.max_rounds:
-            raise Busy(f"{self.max_rounds} calls are waiting for their clients' answers")
         found = Round(self, link, conn, front)
         conn.owner = found
         self.live[found.id] = found
@@ -230,12 +228,20 @@ class Rounds:
             await found.close()  # the client went away in the middle: the call goes too
             raise
         if outcome.questions is not None:
+            if found.waiting is None and self.waiting() >= self.max_rounds:
+                # Refused, not evicting a round that waits already: this call ends here.
+                await found.close()
+                return Outcome(error=Busy(f"{self.max_rounds} calls are waiting for their clients' answers"))
             found.park(True)
             if self.shared is not None:
                 await self.shared.publish(found, outcome)
         else:
             await found.close()
         return outcome
+
+    def waiting(self) -> int:
+        """How many rounds wait for their client's retry."""
+        return sum(1 for found in self.live.values() if found.waiting is not None)
 
     async def resume(self, round_id: str, worker: str, responses: dict[str, Any]) -> Outcome:
         """A retry's answers to round ``round_id``, wherever it waits; its next outcome."""
