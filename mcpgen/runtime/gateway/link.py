@@ -44,6 +44,7 @@ from mcpgen.generated import (
 from mcpgen.runtime.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, SERVER_BUSY, McpError, RequestTimeout
 from mcpgen.runtime.gateway.relay import Front
 from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
+from mcpgen.runtime.server.input_required import caller
 from mcpgen.runtime.shared.headers import render
 from mcpgen.runtime.shared.meta import META_INPUT_KEY
 from mcpgen.runtime.versions import HANDSHAKE, era_of
@@ -405,7 +406,9 @@ class Link:
 
     async def _start(self) -> None:
         conn = Conn(self, ("pool", None, "", "{}"), {}, None, None)
-        extra = await self.credentials() if self.credentials is not None and not self.per_caller else {}
+        # A backend acting for each caller is first reached for the first caller (at its
+        # first request): what it declares is learnt with that caller's credentials.
+        extra = await self.credentials() if self.credentials is not None else {}
         try:
             await conn.open(extra, listening=True)
         except BaseException:
@@ -424,7 +427,8 @@ class Link:
             if known:
                 self.versions["handshake"] = known[0]
         conn.era = session.era
-        conn.key = ("pool", session.era, "", "{}")
+        principal = caller() if self.per_caller else ""
+        conn.key = ("pool", session.era, principal, "{}")
         tree = session.peer_caps.tree
         self.capabilities = dict(tree) if isinstance(tree, dict) else {}
         info = conn.client.initialize_result

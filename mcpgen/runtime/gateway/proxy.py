@@ -103,8 +103,9 @@ class Proxy(Server):
     a Server in this process; ``label``: what messages call it (default: ``name``, else
     the command or URL). ``era``: what to speak to it ("auto" probes; "handshake",
     "stateless" or a version pins it). ``headers`` (HTTP) / ``env``, ``cwd`` (a command):
-    sent with every connection; ``auth``: a function making an ``httpx.Auth`` per
-    connection (the runtime's :class:`~mcpgen.OAuthClient`); ``credentials``: a coroutine
+    sent with every connection; ``backend_auth``: a function making an ``httpx.Auth`` per
+    connection (the runtime's :class:`~mcpgen.OAuthClient`; ``auth`` protects this server,
+    as any Server's); ``credentials``: a coroutine
     function giving more headers (or variables) for the request being served, with
     ``per_caller=True`` when they are the caller's own (then each principal has
     connections of its own). ``tools``: which tools are served.
@@ -127,7 +128,7 @@ class Proxy(Server):
         headers: dict[str, str] | None = None,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
-        auth: Callable[[], httpx.Auth] | None = None,
+        backend_auth: Callable[[], httpx.Auth] | None = None,
         credentials: Credentials | None = None,
         per_caller: bool = False,
         tools: ToolFilter | None = None,
@@ -144,7 +145,7 @@ class Proxy(Server):
     ) -> None:
         super().__init__(name or "mcpgen-proxy", **options)
         self.named = name is not None
-        target = target_of(backend, headers=headers, env=env, cwd=cwd, auth=auth)
+        target = target_of(backend, headers=headers, env=env, cwd=cwd, auth=backend_auth)
         self.link = Link(
             target,
             name=label or name or target.describe(),
@@ -485,7 +486,11 @@ class Proxy(Server):
     # ------------------------------------------------------------ subscriptions
 
     async def follow(self, uri: str, who: int) -> None:
-        """Have the backend tell us of ``uri``'s updates (once, whoever asks)."""
+        """Have the backend tell us of ``uri``'s updates (once, whoever asks). Not for a
+        backend acting for each caller: one subscription made in one caller's name would
+        tell the others of updates they may not see."""
+        if self.link.per_caller:
+            return
         followers = self._subscribed.setdefault(uri, set())
         first = not followers
         followers.add(who)
@@ -535,6 +540,8 @@ class _Connected:
         self.proxy = proxy
 
     async def __aenter__(self) -> None:
+        if self.proxy.link.per_caller:
+            return  # reached for a caller, at its first request
         try:
             await self.proxy.connect()
         except Exception as exc:  # the gateway serves on; the next request tries again
