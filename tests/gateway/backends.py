@@ -90,6 +90,16 @@ def backend(versions: list[str] | None = None, name: str = "backend") -> Server:
 
         raise ToolError("it failed, as it should")
 
+    @server.tool(
+        input_schema={
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+            "required": ["region"],
+        }
+    )
+    def region(region: str) -> str:
+        return f"region={region}"
+
     @server.resource("data://greeting", mime_type="text/plain")
     def greeting() -> str:
         return "hello, resource"
