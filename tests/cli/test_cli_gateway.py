@@ -63,8 +63,8 @@ def test_check_connects_to_every_backend(tmp_path: Path) -> None:
     done = mcpgen("gateway", str(file), "--check")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("ok   backend old") and "handshake era (2025-11-25), 11 tools" in lines[0]
-    assert lines[1].startswith("ok   backend new") and "stateless era (2026-07-28), 11 tools" in lines[1]
+    assert lines[0].startswith("ok   backend old") and "handshake era (2025-11-25), 12 tools" in lines[0]
+    assert lines[1].startswith("ok   backend new") and "stateless era (2026-07-28), 12 tools" in lines[1]
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"mcpServers": {"gone": {"command": sys.executable, "args": ["-c", "pass"]}}}))
     done = mcpgen("gateway", str(broken), "--check")

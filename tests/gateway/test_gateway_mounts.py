@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
 from mcpgen import Client, McpError, Proxy, Server, ToolFilter
@@ -58,16 +59,11 @@ async def test_a_namespaced_tools_headers_are_checked_by_the_front() -> None:
             assert text(await client.call_tool("new_region", {"region": "eu-west"})) == "region=eu-west"
             assert text(await client.call_tool("old_region", {"region": "ap-south"})) == "region=ap-south"
         # A header that contradicts the arguments is refused by the front itself.
-        import httpx
-
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
+        meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
         params = {"name": "new_region", "arguments": {"region": "eu-west"}, "_meta": meta}
         headers = {
             "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": "2026-07-28",
+            "mcp-protocol-version": MODERN,
             "mcp-method": "tools/call",
             "mcp-name": "new_region",
             "mcp-param-region": "us-east",
