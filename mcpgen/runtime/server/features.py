@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     Implementation,
     InitializeRequestParams,
     InitializeResult,
