@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import Implementation
+from mcpgen.protocol.v2025_11_25 import Implementation
 from mcpgen.runtime.client.stateless import Unanswered
 from mcpgen.runtime.errors import INVALID_PARAMS, MISSING_CAPABILITY, McpError
 from mcpgen.runtime.gateway.link import Link, RequestOwner, SessionOwner

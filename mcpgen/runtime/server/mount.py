@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 from msgspec import UNSET
 
-from mcpgen import generated
-from mcpgen.generated import (
+from mcpgen.protocol import v2025_11_25 as generated
+from mcpgen.protocol.v2025_11_25 import (
     CompleteRequestParams,
     ListPromptsResult,
     ListResourcesResult,
