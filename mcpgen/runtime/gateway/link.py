@@ -84,6 +84,13 @@ class Gate:
         self.what = what
         self.waiting: deque[asyncio.Future[None]] = deque()
 
+    def take(self) -> bool:
+        """Take a place if one is free now (no coroutine: every request's path)."""
+        if self.free > 0 and not self.waiting:
+            self.free -= 1
+            return True
+        return False
+
     async def enter(self, timeout: float | None) -> None:
         if self.free > 0 and not self.waiting:
             self.free -= 1
@@ -567,13 +574,18 @@ class Link:
 
     def release(self, conn: Conn) -> None:
         conn.busy -= 1
-        if conn.exclusive and conn.busy <= 0:
+        if conn.busy > 0:
+            # Still in use (a session's own connection, or a shared one): nobody waiting can
+            # have it sooner; a lost one leaves the pool at once all the same.
+            if not conn.usable:
+                self._forget(conn)
+            return
+        if conn.exclusive:
             conn.exclusive = False
             if not conn.fixed:
                 conn.owner = None
-        if conn.busy <= 0:
-            conn.busy = 0
-            conn.idle_since = asyncio.get_running_loop().time()
+        conn.busy = 0
+        conn.idle_since = asyncio.get_running_loop().time()
         if not conn.usable:
             self._forget(conn)
         self._freed.set()
@@ -589,24 +601,27 @@ class Link:
         on_progress: Callable[[float, float | None, str | None], Awaitable[None] | None] | None = None,
     ) -> Any:
         """``method(params)`` on ``conn`` within the backend's limits; the backend's own
-        errors go on as they are, a silence or a lost connection becomes -32603."""
+        errors go on as they are, a silence or a lost connection becomes -32603 (what
+        :meth:`Proxy.relay` does too, written out there: every call's path)."""
         gate = self.gate
-        if gate.free > 0 and not gate.waiting:
-            gate.free -= 1  # room: no coroutine to await (every call's path)
-        else:
+        if not gate.take():
             await gate.enter(self.timeout)
         try:
             assert conn.client is not None
             return await conn.client.session.send_request(
                 method, params, result_type, timeout=self.timeout, on_progress=on_progress
             )
-        except RequestTimeout:
-            raise McpError(INTERNAL_ERROR, f"{self.describe()} did not answer within {self.timeout:g} s") from None
-        except ConnectionError:
-            conn.closed = True
-            raise McpError(INTERNAL_ERROR, f"{self.describe()} closed the connection") from None
+        except (RequestTimeout, ConnectionError) as exc:
+            raise self.failure(conn, exc) from None
         finally:
-            self.gate.leave()
+            gate.leave()
+
+    def failure(self, conn: Conn, exc: BaseException) -> McpError:
+        """What the client is told of a backend that went silent or away."""
+        if isinstance(exc, RequestTimeout):
+            return McpError(INTERNAL_ERROR, f"{self.describe()} did not answer within {self.timeout:g} s")
+        conn.closed = True
+        return McpError(INTERNAL_ERROR, f"{self.describe()} closed the connection")
 
     def param_headers(self, name: str, arguments: Any) -> dict[str, str]:
         """The Mcp-Param-* headers of a call to tool ``name``."""
