@@ -15,7 +15,7 @@ from mcpgen import Client
 from tests.http_server import free_port, running
 from tests.paths import ROOT
 
-BACKEND = ROOT / "tests" / "gateway" / "backends.py"
+BACKEND = ROOT / "tests" / "runtime" / "gateway" / "backends.py"
 
 
 def mcpgen(*args: str) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ from mcpgen import Gateway, Proxy, Server
 from mcpgen.runtime.gateway.config import ConfigError, load, parse
 from tests.paths import ROOT
 
-BACKEND = ROOT / "tests" / "gateway" / "backends.py"
+BACKEND = ROOT / "tests" / "runtime" / "gateway" / "backends.py"
 
 
 def command(*args: str) -> dict[str, Any]:

@@ -18,12 +18,12 @@ from mcpgen import Client, Gateway, Proxy
 from mcpgen.runtime.errors import McpError
 from mcpgen.runtime.gateway.config import ConfigError
 from mcpgen.runtime.gateway.gateway import CHAIN
-from tests.gateway.backends import HANDSHAKE, backend
 from tests.http_server import free_port, serving_in_thread
 from tests.paths import ROOT
+from tests.runtime.gateway.backends import HANDSHAKE, backend
 
 pytestmark = pytest.mark.anyio
-BACKEND = ROOT / "tests" / "gateway" / "backends.py"
+BACKEND = ROOT / "tests" / "runtime" / "gateway" / "backends.py"
 
 
 async def test_requests_in_flight_are_bounded_then_refused() -> None:

@@ -19,7 +19,7 @@ import pytest
 from mcpgen import Proxy
 from mcpgen.runtime.jsonrpc.framing import decode_envelope
 from mcpgen.runtime.stores.task_store import MemoryTaskStore
-from tests.gateway.backends import HANDSHAKE, MODERN, backend
+from tests.runtime.gateway.backends import HANDSHAKE, MODERN, backend
 
 pytestmark = pytest.mark.anyio
 FORM = {"action": "accept", "content": {"name": "Ada"}}

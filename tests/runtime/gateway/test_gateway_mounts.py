@@ -12,8 +12,8 @@ import pytest
 
 from mcpgen import Client, McpError, Proxy, Server, ToolFilter
 from mcpgen.generated import PromptReference, TextContent
-from tests.gateway.backends import HANDSHAKE, MODERN, backend, client_options
 from tests.http_server import free_port, serving_in_thread
+from tests.runtime.gateway.backends import HANDSHAKE, MODERN, backend, client_options
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcpgen import Client, Gateway, OpenTelemetry, Proxy
-from tests.gateway.backends import HANDSHAKE, MODERN, backend
+from tests.runtime.gateway.backends import HANDSHAKE, MODERN, backend
 
 pytestmark = pytest.mark.anyio
 

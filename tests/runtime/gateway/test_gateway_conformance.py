@@ -1,7 +1,7 @@
 """The official conformance suite's server legs, run *through* ``mcpgen gateway``: the pinned
 harness (conformance/run.py, each leg judged against its own baseline, every one empty)
 talks to the gateway, which fronts ``examples/everything_server.py`` over HTTP
-(tests/gateway/conformance_gateway.py stands in for the everything server):
+(tests/runtime/gateway/conformance_gateway.py stands in for the everything server):
 
 * the 2026-07-28 leg, the backend pinned to 2025-11-25: every stateless-era scenario through
   to a handshake-era server (questions become InputRequiredResult rounds);
@@ -22,7 +22,7 @@ import pytest
 from tests.paths import ROOT
 
 RUN = ROOT / "conformance" / "run.py"
-WRAPPER = ROOT / "tests" / "gateway" / "conformance_gateway.py"
+WRAPPER = ROOT / "tests" / "runtime" / "gateway" / "conformance_gateway.py"
 LEGS = {"2026-07-28": ("2025-11-25", 40), "2025-11-25": ("2026-07-28", 33), "default": ("", 65)}
 SECONDS = 600  # a leg takes 10-40 s through the gateway on 2 cores
 

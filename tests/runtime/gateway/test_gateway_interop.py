@@ -143,7 +143,7 @@ async def test_a_fastmcp_server_behind_the_gateway(tmp_path: Path, era: str, pin
     initialize for a handshake-era client and finds it), but asks the user only in the
     handshake era: behind a gateway told to speak that era to it (``"era": "handshake"``),
     a stateless-era client is asked too, in rounds."""
-    script = ROOT / "tests" / "gateway" / "fastmcp_server.py"
+    script = ROOT / "tests" / "runtime" / "gateway" / "fastmcp_server.py"
     backend = {"command": sys.executable, "args": [str(script)], "era": pinned}
     config = gateway_config(tmp_path, {"fastmcp": backend})
     with anyio.fail_after(TIMEOUT):
@@ -164,7 +164,7 @@ async def test_a_fastmcp_server_behind_the_gateway(tmp_path: Path, era: str, pin
 
 def test_the_inspector_cli_in_front_of_the_gateway(tmp_path: Path) -> None:
     """The Inspector speaks the handshake era; the backend only the stateless era."""
-    backend = ROOT / "tests" / "gateway" / "backends.py"
+    backend = ROOT / "tests" / "runtime" / "gateway" / "backends.py"
     config = gateway_config(
         tmp_path, {"modern": {"command": sys.executable, "args": [str(backend), "--versions", "2026-07-28"]}}
     )

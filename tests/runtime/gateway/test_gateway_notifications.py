@@ -15,8 +15,8 @@ import pytest
 
 from mcpgen import Client, Context, Proxy, Server
 from mcpgen.generated import TextContent
-from tests.gateway.backends import HANDSHAKE, MODERN
 from tests.http_server import free_port, serving_in_thread
+from tests.runtime.gateway.backends import HANDSHAKE, MODERN
 
 pytestmark = pytest.mark.anyio
 FRONTS = ["handshake", "stateless"]

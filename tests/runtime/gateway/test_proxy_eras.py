@@ -12,7 +12,7 @@ import pytest
 from mcpgen import Client, Proxy
 from mcpgen.generated import PromptReference, TextContent, TextResourceContents
 from mcpgen.runtime.errors import McpError
-from tests.gateway.backends import HANDSHAKE, MODERN, backend, client_options
+from tests.runtime.gateway.backends import HANDSHAKE, MODERN, backend, client_options
 
 pytestmark = pytest.mark.anyio
 

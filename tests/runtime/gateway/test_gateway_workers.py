@@ -25,7 +25,7 @@ from tests.http_server import free_port, wait_until_up
 from tests.paths import ROOT
 from tests.redis_server import redis_server
 
-BACKEND = ROOT / "tests" / "gateway" / "backends.py"
+BACKEND = ROOT / "tests" / "runtime" / "gateway" / "backends.py"
 MODERN = "2026-07-28"
 CAPS = {"elicitation": {}}
 FORM = {"action": "accept", "content": {"name": "Ada"}}
