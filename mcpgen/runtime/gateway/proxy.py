@@ -354,7 +354,8 @@ class Proxy(Server):
     async def _relay_stateless(self, front: Front, method: str, params: Any) -> Any:
         """Both ends stateless: relayed as they are, a round of questions included."""
         body = as_dict(self._outgoing(front, params, method))
-        scope = front.session.input_scope() if method in ASKING else None
+        # A first call (most) has its scope made (its digest) only if the backend asks.
+        scope = front.session.input_scope() if method in ASKING and _retried(front) else None
         if scope is not None:
             state = scope.answers.get(RELAY_KEY)
             if isinstance(state, str):
@@ -377,8 +378,9 @@ class Proxy(Server):
         if b'"input_required"' in raw:
             head = msgspec.json.decode(raw)
             if isinstance(head, dict) and head.get("resultType") == "input_required":
-                if scope is None:
+                if method not in ASKING:
                     raise McpError(INVALID_PARAMS, f"{self.link.describe()} asked for input in {method}")
+                scope = scope if scope is not None else front.session.input_scope()
                 state = head.get("requestState")
                 scope.answers = {RELAY_KEY: state} if isinstance(state, str) else {}
                 requests = head.get("inputRequests")
@@ -528,6 +530,12 @@ class Proxy(Server):
         for found in list(self.rounds.live.values()):
             await found.close()
         await self.link.close()
+
+
+def _retried(front: Front) -> bool:
+    """Whether a stateless-era request is a retry: its admission found ``requestState`` or
+    ``inputResponses`` and made its scope then (a first call's is made only when asked for)."""
+    return front.session.request.inputs is not None
 
 
 class _Lookups:
