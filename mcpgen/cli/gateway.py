@@ -26,7 +26,7 @@ def gateway(
     ] = False,
     debug: Debug = False,
 ) -> None:
-    """Serve many MCP servers behind one endpoint, in both protocol eras.
+    """Serve many MCP servers behind one endpoint, the eras bridged.
 
     CONFIG is the mcpServers JSON host apps use (command/args/env, or url/headers), with,
     per backend: namespace, tools (allow/deny), era, timeout, max_concurrency,
