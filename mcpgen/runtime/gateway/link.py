@@ -221,6 +221,7 @@ class Conn:
         self.busy = 0
         self.exclusive = False
         self.closed = False
+        self.opened = asyncio.Event()  # set once opening ended, well or not
         self.idle_since = asyncio.get_running_loop().time()
 
     @property
@@ -502,11 +503,23 @@ class Link:
         """A connection for ``front``'s request, speaking ``era`` (``exclusive``: held alone
         until released)."""
         if not front.stateless:
-            # A handshake-era client's own connection: found at once after its first request.
-            conn = self.by_session.get(id(front.session))
-            if conn is not None and conn.owner is not None and conn.usable:
-                conn.busy += 1
-                return conn
+            # A handshake-era client's own connection: found at once after its first request,
+            # and awaited by the requests that come while that request opens it (one
+            # backend session per client session, however many calls come at once).
+            while True:
+                conn = self.by_session.get(id(front.session))
+                if conn is None or conn.owner is None:
+                    break
+                if conn.usable:
+                    conn.busy += 1
+                    return conn
+                if conn.opened.is_set():
+                    break  # it failed, or closed: opened anew below
+                try:
+                    await asyncio.wait_for(conn.opened.wait(), self.timeout)
+                except TimeoutError:
+                    late = f"{self.describe()} did not connect within {self.timeout:g} s"
+                    raise McpError(INTERNAL_ERROR, late) from None
         await self.start()
         key = self.key_of(front, era)
         loop = asyncio.get_running_loop()
@@ -559,6 +572,7 @@ class Link:
                 self.versions["handshake"] = str(conn.client.session.protocol_version)
         except BaseException as exc:
             self._forget(conn)
+            conn.opened.set()
             with contextlib.suppress(Exception):
                 await conn.close()
             if trying and isinstance(exc, (McpError, ConnectionError)):
@@ -570,6 +584,7 @@ class Link:
                 log.warning("mcpgen gateway: cannot connect to %s: %s", self.describe(), exc)
                 raise McpError(INTERNAL_ERROR, f"{self.describe()} is unavailable") from None
             raise
+        conn.opened.set()
         return conn
 
     def release(self, conn: Conn) -> None:

@@ -96,3 +96,16 @@ async def test_a_gateway_behind_itself_over_http_is_refused() -> None:
             with pytest.raises(McpError) as loop:
                 await client.list_tools()
         assert loop.value.code == -32600 and "loop" in loop.value.message
+
+
+async def test_a_burst_of_first_calls_opens_one_connection_per_session() -> None:
+    """A handshake-era client's first calls sent at once share the one backend session its
+    first call opens (not one each, up to max_sessions)."""
+    proxy = Proxy(backend([HANDSHAKE]), max_sessions=16)
+    async with Client(proxy, era="handshake") as client:
+        await proxy.connect()
+        before = sum(len(pool) for pool in proxy.link.conns.values())
+        calls = [client.call_tool("echo", {"text": str(i)}) for i in range(20)]
+        done = await asyncio.gather(*calls)
+        assert [r.content[0].text for r in done] == [str(i) for i in range(20)]  # type: ignore[union-attr]
+        assert sum(len(pool) for pool in proxy.link.conns.values()) == before + 1
