@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("mcpgen.runtime.auth",),
     ("mcpgen.runtime.middleware",),  # request middleware and tracing: both sides build on it
     ("mcpgen.runtime.server", "mcpgen.runtime.client"),
+    ("mcpgen.runtime.gateway",),  # servers in front of servers: uses both sides
     ("mcpgen.codegen", "mcpgen.scaffold", "mcpgen.testing"),
     ("mcpgen.openapi",),  # `mcpgen openapi`: codegen's builder; its runtime/ serves the generated projects
     ("mcpgen.cli",),
