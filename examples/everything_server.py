@@ -2,6 +2,7 @@
 exercise, served over Streamable HTTP on 127.0.0.1.
 
     python examples/everything_server.py --port 3001     # then: conformance server --url http://127.0.0.1:3001/mcp
+    python examples/everything_server.py --versions 2025-11-25   # the handshake era only (2026-07-28: stateless only)
 """
 
 from __future__ import annotations
@@ -36,7 +37,22 @@ def tiny_wav() -> str:
     return base64.b64encode(header + samples).decode()
 
 
-server = Server("mcpgen-everything", "1.0.0", instructions="Conformance test server.")
+def options(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--port", type=int, default=3001)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--versions",
+        default=None,
+        help="serve only these protocol revisions, comma-separated (2025-11-25: the handshake era only; "
+        "2026-07-28: the stateless era only); default: every revision",
+    )
+    return parser.parse_known_args(argv)[0]
+
+
+# The revisions served are read before the server is made (its tools are registered below).
+VERSIONS = [v for v in (options().versions or "").split(",") if v] or None
+server = Server("mcpgen-everything", "1.0.0", instructions="Conformance test server.", versions=VERSIONS)
 
 
 @server.tool(description="Returns a simple text response.")
@@ -453,10 +469,7 @@ server.skills(Path(__file__).parent / "skills")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=3001)
-    parser.add_argument("--host", default="127.0.0.1")
-    args = parser.parse_args()
+    args = options()
     server.run("http", host=args.host, port=args.port, session_idle_timeout=300)
 
 

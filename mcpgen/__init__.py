@@ -26,6 +26,8 @@ if TYPE_CHECKING:
         RequestTimeout,
         ResourceNotFound,
     )
+    from mcpgen.runtime.gateway.gateway import Gateway
+    from mcpgen.runtime.gateway.proxy import Proxy, ToolFilter
     from mcpgen.runtime.middleware.builtin import RateLimit, ResponseLimit, Timing
     from mcpgen.runtime.middleware.chain import Call, CallNext, Middleware
     from mcpgen.runtime.middleware.otel import OpenTelemetry
@@ -56,6 +58,10 @@ _LAZY = {
     "RedisStore": "mcpgen.runtime.stores.redis_store",
     "BearerAuth": "mcpgen.runtime.auth.bearer",
     "client_supports_ui": "mcpgen.runtime.server.apps",
+    # Servers in front of servers
+    "Proxy": "mcpgen.runtime.gateway.proxy",
+    "ToolFilter": "mcpgen.runtime.gateway.proxy",
+    "Gateway": "mcpgen.runtime.gateway.gateway",
     # Middleware (both sides)
     "Middleware": "mcpgen.runtime.middleware.chain",
     "Call": "mcpgen.runtime.middleware.chain",
@@ -141,6 +147,7 @@ __all__ = [
     "Extension",
     "ExtensionMethod",
     "FileTokenStorage",
+    "Gateway",
     "Http",
     "HttpProtocol",
     "INTERNAL_ERROR",
@@ -154,6 +161,7 @@ __all__ = [
     "OAuthError",
     "OpenTelemetry",
     "PARSE_ERROR",
+    "Proxy",
     "RESOURCE_NOT_FOUND",
     "RateLimit",
     "RedisStore",
@@ -168,6 +176,7 @@ __all__ = [
     "TaskHandle",
     "Timing",
     "ToolError",
+    "ToolFilter",
     "WorkloadIdentity",
     "__version__",
     "client_supports_ui",

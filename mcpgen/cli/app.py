@@ -23,6 +23,7 @@ from mcpgen.cli import openapi as openapi_cli
 from mcpgen.cli.apps import apps
 from mcpgen.cli.console import Debug, err, fail, out, state, stdout_closed, step, user_errors
 from mcpgen.cli.dev import dev
+from mcpgen.cli.gateway import gateway
 from mcpgen.cli.inspect import inspect as inspect_server_command
 from mcpgen.cli.registry import registry
 from mcpgen.cli.sanitize import clean_line, markup
@@ -592,6 +593,7 @@ def install(
 command(stubs)  # mcpgen/cli/stubs.py
 command(inspect_server_command, "inspect")  # mcpgen/cli/inspect.py
 command(dev)  # mcpgen/cli/dev.py
+command(gateway)  # mcpgen/cli/gateway.py
 command(openapi_cli.make_command(_mcpgen_requirement))  # mcpgen/cli/openapi.py
 app.add_typer(registry)  # mcpgen/cli/registry.py
 app.add_typer(apps)  # mcpgen/cli/apps.py

@@ -57,10 +57,11 @@ class ResourceNotFound(McpError):
 
 
 class CapabilityError(McpError):
-    """A message the peer (or this side) did not declare the capability for."""
+    """A message the peer (or this side) did not declare the capability for; ``data``, when
+    known: ``{"requiredCapabilities": {...}}``, what was missing."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(METHOD_NOT_FOUND, message)
+    def __init__(self, message: str, data: Any | UnsetType = UNSET) -> None:
+        super().__init__(METHOD_NOT_FOUND, message, data)
 
 
 class ConnectionClosed(ConnectionError):

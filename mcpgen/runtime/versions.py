@@ -11,6 +11,7 @@ strings itself.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from functools import cache
 from types import ModuleType
 from typing import Literal
@@ -38,6 +39,38 @@ def negotiate(requested: str) -> str:
     """The version an ``initialize`` answer names: the client's if it is a handshake-era
     version we speak, else our latest handshake-era one."""
     return requested if requested in HANDSHAKE else LATEST
+
+
+def served(versions: Iterable[str] | None) -> tuple[str, ...]:
+    """The versions a server limited to ``versions`` speaks (``Server(versions=...)``), in
+    :data:`SUPPORTED`'s order; None: all of them. A ValueError names a version the runtime
+    does not speak, and an empty list."""
+    if versions is None:
+        return SUPPORTED
+    asked = [versions] if isinstance(versions, str) else list(versions)
+    unknown = [v for v in asked if v not in SUPPORTED]
+    if unknown:
+        raise ValueError(
+            f"unknown protocol version(s) {', '.join(map(repr, unknown))}: use some of {', '.join(SUPPORTED)}"
+        )
+    kept = tuple(v for v in SUPPORTED if v in asked)
+    if not kept:
+        raise ValueError("versions= names no protocol version: give at least one, or None for all")
+    return kept
+
+
+def negotiate_among(requested: str, versions: tuple[str, ...]) -> str | None:
+    """The version an ``initialize`` answer names on a server speaking only ``versions``:
+    the client's if it is among them, else the newest handshake-era one among them; None
+    when they hold no handshake-era version (the handshake is refused)."""
+    if requested in versions and _ERA[requested] == "handshake":
+        return requested
+    return next((v for v in versions if _ERA[v] == "handshake"), None)
+
+
+def of_era(versions: Iterable[str], era: Era) -> tuple[str, ...]:
+    """Those of ``versions`` (known ones) that belong to ``era``, in the order given."""
+    return tuple(v for v in versions if _ERA.get(v) == era)
 
 
 def era_of(version: str | None) -> Era | None:

@@ -80,6 +80,7 @@ FIRST_ANSWER_RUNTIME = {
     "mcpgen.runtime.server": (
         "caching",
         "catalog",
+        "collector",  # server.run("stdio") tunes the garbage collector (imports gc only)
         "content",
         "context",
         "era",

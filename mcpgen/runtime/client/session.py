@@ -39,6 +39,7 @@ from mcpgen.runtime.client.stateless import (
     Envelope,
     InvalidResult,
     MissingInputHandler,
+    Unanswered,
     UnsupportedVersions,
     accepts_task,
     answer_inputs,
@@ -423,6 +424,8 @@ class ClientSession(HandshakeSession, ClientCalls):
                 ):
                     self.cache.drop(method)  # a stale cursor: every page goes
                 raise
+            if result_type is Unanswered:
+                return raw  # type: ignore[return-value]  # the caller reads the outcome itself
             if result_type in KINDED and key is None:
                 try:
                     typed: Any = decoder(result_type).decode(raw)

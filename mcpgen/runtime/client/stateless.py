@@ -99,6 +99,12 @@ class StatelessCallToolResult(CallToolResult, omit_defaults=True):
     the very default object, which is what omit_defaults compares)."""
 
 
+class Unanswered:
+    """A result type for ``send_request`` in the stateless era: the result's JSON as it came
+    (a ``msgspec.Raw``), whatever its ``resultType``; an InputRequiredResult is not answered
+    (a gateway relays the questions to its own client, with the ``requestState``)."""
+
+
 # Result types that decode the result's resultType themselves: the client decodes such a
 # result at once and looks at its head only when it is not complete.
 KINDED: frozenset[type[Any]] = frozenset({StatelessCallToolResult})

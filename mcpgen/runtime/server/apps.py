@@ -46,6 +46,12 @@ class Apps(Extension):
     meta_keys = frozenset({"ui"})  # _meta.ui of tools and interface resources
 
 
+def ensure_apps(server: Any) -> None:
+    """Have ``server`` (a Server) declare MCP Apps, once."""
+    if server.features.extension(UI_EXTENSION) is None:
+        server.extend(Apps())
+
+
 def check_ui_uri(uri: str) -> None:
     if not uri.startswith(UI_SCHEME) or len(uri) == len(UI_SCHEME):
         raise ValueError(f"an MCP Apps interface needs a ui:// URI, got {uri!r}")

@@ -40,7 +40,9 @@ from mcpgen.protocol.v2025_11_25 import (
     encode,
 )
 from mcpgen.runtime.auth.info import AuthInfo, current_auth
+from mcpgen.runtime.errors import CapabilityError
 from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
+from mcpgen.runtime.shared.meta import META_INPUT_KEY
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server.session import ServerSession
@@ -94,7 +96,11 @@ class Context:
 
     @property
     def lifespan(self) -> Any:
-        """What the server's lifespan yielded (``@server.lifespan``), or None without one."""
+        """What the server's lifespan yielded (``@server.lifespan``), or None without one; in
+        a server mounted into another (``Server.mount``), its own lifespan's."""
+        mounted = mounted_lifespan.get()
+        if mounted is not None:
+            return mounted[0]
         return getattr(self.request.session, "lifespan_state", None)
 
     @property
@@ -204,13 +210,16 @@ class Context:
 
         ``key`` names the question in the stateless era, where it travels in an
         InputRequiredResult (default: ``sampling-1``, ``sampling-2``, ... in the order
-        asked); the handshake era sends it as a request and ignores the key."""
+        asked); the handshake era sends it as a request, the key in its ``_meta``
+        (``dev.mcpgen/inputKey``: a gateway bridging the eras keeps the name)."""
         if isinstance(messages, str):
             messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
+        self._require("sampling/createMessage", "sampling")
         if tools is not None and not self.session.peer_caps.has("sampling.tools") and not self._asks_inputs:
             raise ValueError("the client did not declare sampling.tools")
         return await self.session.create_message(
             **self._key(key),
+            meta=self._named(key),
             messages=messages,
             max_tokens=max_tokens,
             system_prompt=_opt(system_prompt),
@@ -227,10 +236,12 @@ class Context:
         ``schema`` is a flat msgspec Struct, dataclass or TypedDict of primitive fields, or
         a requested-schema dict as the spec defines it. ``key``: as for :meth:`sample`.
         """
+        self._require("elicitation/create", "elicitation")
         requested = schema if isinstance(schema, dict) else form_schema(schema)
         params = ElicitRequestFormParams(
             message=message,
             requested_schema=decode(encode(requested), ElicitRequestFormParamsRequestedSchema),
+            meta=self._named(key),
         )
         return await self.session.elicit(params=params, **self._key(key))
 
@@ -245,8 +256,9 @@ class Context:
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (``roots/list``). ``key``: as for :meth:`sample`."""
+        self._require("roots/list", "roots")
         result: ListRootsResult = await self.session.send_request(
-            "roots/list", RequestParams(), ListRootsResult, **self._key(key)
+            "roots/list", RequestParams(meta=self._named(key)), ListRootsResult, **self._key(key)
         )
         return result.roots
 
@@ -276,6 +288,20 @@ class Context:
     def _key(self, key: str | None) -> dict[str, Any]:
         return {"key": key} if key is not None and self._asks_inputs else {}
 
+    def _require(self, method: str, capability: str) -> None:
+        """Handshake era: the question needs a capability the client did not declare (the
+        error says which, so that a gateway in front can say it as the stateless era does:
+        -32021). The stateless era checks it as it asks."""
+        if not self._asks_inputs and not self.session.peer_caps.has(capability):
+            raise CapabilityError(
+                f"{method} needs the client.{capability} capability, which was not declared",
+                {"requiredCapabilities": {capability: {}}},
+            )
+
+    def _named(self, key: str | None) -> Any:
+        """The ``_meta`` naming a handshake-era question (the stateless era keys it itself)."""
+        return {META_INPUT_KEY: key} if key is not None and not self._asks_inputs else UNSET
+
 
 def form_schema(schema: type) -> dict[str, Any]:
     """The requested schema of an elicitation form, from a flat Struct/dataclass/TypedDict."""
@@ -290,6 +316,9 @@ def form_schema(schema: type) -> dict[str, Any]:
 
 handler_context: ContextVar[Context | None] = ContextVar("mcpgen_handler_context", default=None)
 """Set only inside a worker thread's copy of the request's context variables."""
+
+mounted_lifespan: ContextVar[tuple[Any] | None] = ContextVar("mcpgen_mounted_lifespan", default=None)
+"""Set while a mounted server serves a request: (what its own lifespan yielded,)."""
 
 
 def _opt(value: Any) -> Any:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from msgspec import UNSET
@@ -26,7 +27,7 @@ from mcpgen.protocol.v2025_11_25 import (
     ServerCapabilities,
 )
 from mcpgen.runtime.jsonrpc.capabilities import Declared
-from mcpgen.runtime.jsonrpc.kernel import Route
+from mcpgen.runtime.jsonrpc.kernel import NOT_NOW, Route
 from mcpgen.runtime.jsonrpc.session import runtime_class
 from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.catalog import Catalog
@@ -35,6 +36,7 @@ from mcpgen.runtime.server.handlers import Handlers
 from mcpgen.runtime.server.listen import ListenHub
 from mcpgen.runtime.server.threads import ThreadPool
 from mcpgen.runtime.shared.extension import Extension, declared_settings
+from mcpgen.runtime.versions import SUPPORTED
 
 if TYPE_CHECKING:
     from mcpgen.runtime.auth.bearer import BearerAuth
@@ -45,6 +47,33 @@ if TYPE_CHECKING:
     from mcpgen.runtime.stores.task_store import TaskStore
 
 log = logging.getLogger("mcpgen")
+
+Handler = Callable[[Any], Awaitable[Any]]
+Watcher = Callable[[str, str], None]
+"""Told of a server's changes: ``("changed", feature)`` when its tools, resources or
+prompts changed, ``("updated", uri)`` when a resource was updated (a parent that mounts it)."""
+
+# What a server declares unless told otherwise (declared_by).
+OWN_CAPABILITIES: dict[str, Any] = {
+    "logging": {},
+    "completions": {},
+    "tools": {"listChanged": True},
+    "resources": {"subscribe": True, "listChanged": True},
+    "prompts": {"listChanged": True},
+}
+
+
+class Mounts(Protocol):
+    """What serves the servers mounted into this one (:mod:`.mount`): declared here so that
+    this module never imports it."""
+
+    def wrap(self, method: str, run: Handler) -> Handler:
+        """The handler of ``method`` with the mounted servers' part in it (``run``: this
+        server's own)."""
+        ...
+
+    def tool_headers(self, name: str) -> dict[str, str]: ...
+    def task_support(self, name: str) -> tuple[TaskSupport, TaskStart] | None: ...
 
 
 class Features:
@@ -65,9 +94,12 @@ class Features:
         list_cache: dict[str, CacheHint],
         auth: BearerAuth | None,
         task_store: TaskStore | None,
+        versions: tuple[str, ...] = SUPPORTED,
     ) -> None:
         # The Server users made (what its lifespan is given, what its handlers are).
         self.owner = owner
+        # The protocol versions it speaks (Server(versions=...)): the others are refused.
+        self.versions = versions
         self.info = info
         self.instructions = instructions
         self.session_options = session_options
@@ -98,6 +130,13 @@ class Features:
         self._task_store = task_store
         self._tasks: TaskManager | None = None
         self.lifespan_state: Any = None  # what the server's lifespan yielded (Context.lifespan)
+        # What the server declares in an era, when not its own fixed set (a proxy's: its
+        # backend's); the extensions it serves are added either way.
+        self.declared_by: Callable[[str], dict[str, Any]] | None = None
+        self.mounts: Mounts | None = None  # the servers mounted into this one (Server.mount)
+        self.watchers: list[Watcher] = []  # who is told of its changes (a parent)
+        # The lifespans of the servers mounted into this one, entered around its own.
+        self.mounted_lifespans: list[AbstractAsyncContextManager[Any]] = []
         if auth is not None:
             auth.attach(self.catalog)
 
@@ -105,20 +144,18 @@ class Features:
 
     def capabilities(self, era: str = "handshake") -> ServerCapabilities:
         """What the server declares in ``era`` (``initialize``, ``server/discover``)."""
-        declared: dict[str, Any] = {
-            "logging": {},
-            "completions": {},
-            "tools": {"listChanged": True},
-            "resources": {"subscribe": True, "listChanged": True},
-            "prompts": {"listChanged": True},
-        }
+        declared = self.declared_by(era) if self.declared_by is not None else dict(OWN_CAPABILITIES)
         extensions = declared_settings(self.extensions, "server", era)
-        if not extensions:
+        if not extensions and "extensions" not in declared:
             return msgspec.convert(declared, ServerCapabilities)
         from mcpgen.runtime.shared.extensions import ExtendedServerCapabilities
 
-        declared["extensions"] = extensions
+        declared["extensions"] = {**declared.get("extensions", {}), **extensions}
         return msgspec.convert(declared, ExtendedServerCapabilities)
+
+    def forget_capabilities(self) -> None:
+        """What :meth:`capabilities` declares has changed (``declared_by``'s source did)."""
+        self._declared = None
 
     @property
     def declared(self) -> Declared:
@@ -153,6 +190,10 @@ class Features:
             now = None
             if spec.method == "tools/call" and type(self.handlers).call_tool is Handlers.call_tool:
                 now = self.handlers.call_tool_now
+            if self.mounts is not None:
+                run = self.mounts.wrap(spec.method, run)
+                if now is not None:  # a mounted server's tool is never answered on the spot
+                    now = partial(_own_tool_now, self.catalog.tools, now)
             base = Route(run, now, runtime_class(spec), timeout=self.session_options["handler_timeout"])
             found = self._routes[spec.method] = self.wrap(spec.method, base)
         return found
@@ -252,10 +293,21 @@ class Features:
             await self._tasks.aclose()
 
     def task_support(self, name: str) -> tuple[TaskSupport, TaskStart] | None:
-        return self.catalog.task_support(name)
+        found = self.catalog.task_support(name)
+        if found is None and self.mounts is not None and name not in self.catalog.tools:
+            return self.mounts.task_support(name)
+        return found
 
     def tool_headers(self, name: str) -> dict[str, str]:
-        return self.catalog.tool_headers(name)
+        found = self.catalog.tool_headers(name)
+        if not found and self.mounts is not None and name not in self.catalog.tools:
+            return self.mounts.tool_headers(name)
+        return found
+
+    def use_mounts(self, mounts: Mounts) -> None:
+        """Serve the servers mounted into this one too (from the next route made)."""
+        self.mounts = mounts
+        self._forget_routes()
 
     # ------------------------------------------------------------ change notifications
 
@@ -278,6 +330,8 @@ class Features:
             loop.call_soon_threadsafe(self._announce, feature)
 
     def _announce(self, feature: str) -> None:
+        for watcher in list(self.watchers):
+            watcher("changed", feature)
         self.listeners.list_changed(feature)
         method = f"notifications/{feature}/list_changed"
         for session in list(self.sessions):
@@ -286,10 +340,16 @@ class Features:
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed."""
+        for watcher in list(self.watchers):
+            watcher("updated", uri)
         self.listeners.resource_updated(uri)
         for session in list(self.sessions):
             if uri in session.subscriptions:
                 await session.send_notification("notifications/resources/updated", {"uri": uri})
+
+
+def _own_tool_now(tools: dict[str, Any], now: Callable[[Any], Any], params: Any) -> Any:
+    return now(params) if params.name in tools else NOT_NOW
 
 
 async def _not_implemented(method: str, params: Any) -> Any:

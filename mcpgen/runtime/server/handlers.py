@@ -60,6 +60,7 @@ from mcpgen.runtime.server.signature import ArgumentError, Signature
 from mcpgen.runtime.server.threads import ThreadPool
 from mcpgen.runtime.shared.files import leaves_root
 from mcpgen.runtime.shared.jsonschema import SchemaValidationError
+from mcpgen.runtime.shared.meta import META_REQUIRED_CAPABILITIES
 
 log = logging.getLogger("mcpgen")
 
@@ -166,7 +167,11 @@ class Handlers:
             raise exc  # the tool asked the client a question: the request answers with it
         if isinstance(exc, (ToolError, CapabilityError)):
             # A tool that needs sampling from a client without it failed, the call did not.
-            return tool_error(exc.message if isinstance(exc, McpError) else str(exc))
+            failed = tool_error(exc.message if isinstance(exc, McpError) else str(exc))
+            if isinstance(exc, CapabilityError) and isinstance(exc.data, dict) and "requiredCapabilities" in exc.data:
+                # What it needed, for a gateway to say as the stateless era does (-32021).
+                failed.meta = {META_REQUIRED_CAPABILITIES: exc.data["requiredCapabilities"]}
+            return failed
         if isinstance(exc, McpError):
             raise exc
         # The message may hold paths or secrets: it goes to the log, not to the peer.

@@ -23,6 +23,7 @@ class LifespanRunner:
         self.server = server  # what the factory is given: the Server users made
         self.host = host  # where the state is kept for handlers (Features.lifespan_state)
         self._entered: AbstractAsyncContextManager[Any] | None = None
+        self._children: list[Any] = []  # the mounted servers' runners it entered
         self._users = 0
 
     async def __aenter__(self) -> LifespanRunner:
@@ -43,11 +44,24 @@ class LifespanRunner:
             await self.exit(kind, exc, tb)
 
     async def enter(self) -> None:
-        if self.factory is None or self._entered is not None:
+        if self._entered is not None:
             return
-        entered = self.factory(self.server)
-        self.host.lifespan_state = await entered.__aenter__()
-        self._entered = entered
+        # The servers mounted into this one first (Server.mount): its own set-up may use them.
+        mounted = list(getattr(self.host, "mounted_lifespans", ()))
+        entered_children: list[Any] = []
+        try:
+            for child in mounted:
+                await child.__aenter__()
+                entered_children.append(child)
+            if self.factory is not None:
+                entered = self.factory(self.server)
+                self.host.lifespan_state = await entered.__aenter__()
+                self._entered = entered
+        except BaseException as exc:
+            for child in reversed(entered_children):
+                await child.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._children = entered_children
 
     async def exit(
         self,
@@ -56,12 +70,16 @@ class LifespanRunner:
         tb: TracebackType | None = None,
     ) -> None:
         entered, self._entered = self._entered, None
-        if entered is None:
-            return
+        children, self._children = self._children, []
         try:
-            await entered.__aexit__(kind, exc, tb)
+            if entered is not None:
+                try:
+                    await entered.__aexit__(kind, exc, tb)
+                finally:
+                    self.host.lifespan_state = None
         finally:
-            self.host.lifespan_state = None
+            for child in reversed(children):
+                await child.__aexit__(kind, exc, tb)
 
 
 __all__ = ["LifespanRunner"]

@@ -41,9 +41,18 @@ class Runner(Protocol):
 
 
 class Stdio:
-    """Serve one client on this process's stdin/stdout until stdin closes or SIGTERM."""
+    """Serve one client on this process's stdin/stdout until stdin closes or SIGTERM.
+    ``tune_gc``: first tune Python's garbage collector for serving (see
+    :mod:`~mcpgen.runtime.server.collector`; the process serves this one client)."""
+
+    def __init__(self, tune_gc: bool = True) -> None:
+        self.tune_gc = tune_gc
 
     def run(self, server: Any) -> None:
+        if self.tune_gc:
+            from mcpgen.runtime.server.collector import tune_for_serving
+
+            tune_for_serving(collect=False)  # no full collection: a stdio server's start stays quick
         asyncio.run(until_signal(server.serve_stdio()))
 
 
@@ -104,9 +113,11 @@ def run(
     if isinstance(transport, str):
         if transport not in ("stdio", "http"):
             raise ValueError(f"unknown transport {transport!r}: use 'stdio', 'http' or a Runner")
-        if transport == "stdio" and (uds is not None or options):
-            raise ValueError(f"stdio takes no HTTP options ({', '.join(['uds', *options][: 1 + len(options)])})")
-        runner: Runner = Stdio() if transport == "stdio" else Http(address, port, path, uds, **options)
+        if transport == "stdio":
+            http_only = ["uds"] * (uds is not None) + [name for name in options if name != "tune_gc"]
+            if http_only:
+                raise ValueError(f"stdio takes no HTTP options ({', '.join(http_only)})")
+        runner: Runner = Stdio(**options) if transport == "stdio" else Http(address, port, path, uds, **options)
     elif callable(getattr(transport, "run", None)):
         runner = transport
     else:

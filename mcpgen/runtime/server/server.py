@@ -38,6 +38,7 @@ from mcpgen.runtime.server.registry import ToolError, split_first
 from mcpgen.runtime.server.threads import DEFAULT_MAX_THREADS, ThreadPool
 from mcpgen.runtime.shared.extension import Extension, declared_settings
 from mcpgen.runtime.shared.meta import TASKS_EXTENSION
+from mcpgen.runtime.versions import served
 
 if TYPE_CHECKING:
     from mcpgen.protocol.ext_apps import McpUiResourceCsp, McpUiResourcePermissions
@@ -83,6 +84,7 @@ class Server(Handlers):
         task_store: TaskStore | None = None,
         middleware: Sequence[Middleware | RequestHook] | None = None,
         extensions: Sequence[Extension] = (),
+        versions: Sequence[str] | None = None,
     ) -> None:
         """``request_timeout`` bounds our requests to the client (sampling, elicitation);
         ``handler_timeout`` bounds each handler that runs in a task (-32603 when exceeded;
@@ -103,7 +105,9 @@ class Server(Handlers):
         :mod:`mcpgen.runtime.server.tasks`).
 
         ``middleware`` wraps every request (outermost first; see :meth:`middleware` and
-        :mod:`mcpgen.runtime.middleware`); ``extensions`` are served as :meth:`extend` does."""
+        :mod:`mcpgen.runtime.middleware`); ``extensions`` are served as :meth:`extend` does;
+        ``versions`` limits the protocol versions served (``["2025-11-25"]``: the handshake era
+        only), the others refused as a server that does not speak them refuses them."""
         info = Implementation(
             name=name, version=version, title=title or UNSET, website_url=website_url or UNSET, icons=icons or UNSET
         )
@@ -124,6 +128,7 @@ class Server(Handlers):
             list_cache=dict(list_cache or {}),
             auth=auth,
             task_store=task_store,
+            versions=served(versions),
         )
         self.lifespan_runner: LifespanRunner | None = None  # see lifespan()
         for item in middleware or ():
@@ -273,10 +278,10 @@ class Server(Handlers):
         ``visibility=["app"]`` (or ``["model"]``) says who may call the tool there."""
         fn, name = split_first(name, "tool", "its name")
         if ui is not None or visibility is not None:
-            from mcpgen.runtime.server.apps import link_tool
+            from mcpgen.runtime.server.apps import ensure_apps, link_tool
 
             meta = link_tool(meta, ui, visibility)
-            self._apps()
+            ensure_apps(self)
         if task not in (None, "optional", "required") or task_start not in ("call", "explicit"):
             raise ValueError("task must be 'optional', 'required' or None, task_start 'call' or 'explicit'")
         if task is not None and self.features.extension(TASKS_EXTENSION) is None:
@@ -371,7 +376,7 @@ class Server(Handlers):
         ``permissions``, ``domain`` and ``prefers_border`` are its ``_meta.ui`` as the
         extension defines them; ``cache``: the caching hint of its reads (stateless era).
         Declares ``io.modelcontextprotocol/ui``; link it with ``@server.tool(ui=uri)``."""
-        from mcpgen.runtime.server.apps import check_ui_uri, resource_meta, ui_reader
+        from mcpgen.runtime.server.apps import check_ui_uri, ensure_apps, resource_meta, ui_reader
         from mcpgen.runtime.shared.meta import UI_MIME
 
         check_ui_uri(uri)
@@ -380,15 +385,7 @@ class Server(Handlers):
         name = name or uri.removeprefix("ui://")
         self.catalog.add_resource(read, uri, name=name, title=title, description=description, mime_type=UI_MIME,
                                   blocking=blocks, cache=cache, meta=meta)  # fmt: skip
-        self._apps()
-
-    def _apps(self) -> None:
-        from mcpgen.runtime.shared.meta import UI_EXTENSION
-
-        if self.features.extension(UI_EXTENSION) is None:
-            from mcpgen.runtime.server.apps import Apps
-
-            self.extend(Apps())
+        ensure_apps(self)
 
     @overload
     def resource_template(self, uri_template: F, /) -> F: ...
@@ -465,14 +462,9 @@ class Server(Handlers):
         ``page_size`` (default: the server's) bounds both listings. What is served follows
         the files on disk, request by request, and paths that would leave ``root`` are
         refused as for :meth:`directory`; see :mod:`mcpgen.runtime.server.skills`."""
-        from mcpgen.runtime.extras import require
-        from mcpgen.runtime.server.skills import Skills
-        from mcpgen.runtime.shared.skill_format import EXTENSION
+        from mcpgen.runtime.server.skills import serve_skills
 
-        if self.features.extension(EXTENSION) is not None:
-            raise ValueError("this server already serves a skills directory")
-        require("yaml", "skills", "Serving skills")
-        self.extend(Skills(root, prefix, directory_read, page_size or self.page_size))
+        serve_skills(self, root, prefix, directory_read, page_size or self.page_size)
 
     # ------------------------------------------------------------ prompts, completion
 
@@ -547,6 +539,13 @@ class Server(Handlers):
 
         return register
 
+    def mount(self, other: Server, namespace: str | None = None) -> None:
+        """Serve ``other``'s tools, resources, prompts and completions as this server's, live,
+        named under ``namespace`` (``ns_tool``, ``scheme://ns/path``; see :mod:`.mount`)."""
+        from mcpgen.runtime.server.mount import mount
+
+        mount(self, other, namespace)
+
     # ------------------------------------------------------------ notifications
 
     async def notify_resource_updated(self, uri: str) -> None:
@@ -587,14 +586,14 @@ class Server(Handlers):
         """Serve until stdin closes or SIGTERM (stdio), or serve HTTP with uvicorn
         (``transport="http"``; binds 127.0.0.1 unless told otherwise, ``port=0`` picks a
         free port; ``uds=PATH`` listens on that Unix domain socket instead; the URL served is
-        printed to stderr). ``transport`` may also be a runner object (see
-        :class:`~mcpgen.runtime.server.running.Runner`). Without the ``http`` extra,
-        ``"http"`` prints the one-line install hint and exits with status 2.
+        printed to stderr), or a :class:`~mcpgen.runtime.server.running.Runner`. Without
+        the ``http`` extra, ``"http"`` prints the install hint and exits with status 2.
 
         Over HTTP, besides :meth:`http_app`'s options: ``header_timeout`` (10 s) and
         ``body_timeout`` (30 s) close a connection whose request arrives too slowly, and
         ``max_connections`` (1,000) closes one more connection at once. On SIGTERM or a
         first Ctrl-C the server stops accepting, waits up to ``shutdown_timeout`` (10 s) for
         the requests in progress (saying how many), then cancels them; a second Ctrl-C stops
-        at once. A port in use or an address it cannot listen on: one line, exit status 2."""
+        at once. A port in use or an address it cannot listen on: one line, exit status 2.
+        Both tune Python's garbage collector for serving unless told ``tune_gc=False``."""
         running.run(self, transport, host, port, path, uds, options)

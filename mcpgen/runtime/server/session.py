@@ -24,13 +24,13 @@ from mcpgen.protocol.v2025_11_25 import (
     MethodSpec,
     ServerCalls,
 )
-from mcpgen.runtime.errors import INVALID_REQUEST, UNSUPPORTED_VERSION
+from mcpgen.runtime.errors import INVALID_PARAMS, INVALID_REQUEST, UNSUPPORTED_VERSION, McpError
 from mcpgen.runtime.jsonrpc import kernel
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, RequestId, error_frame
 from mcpgen.runtime.server.era import request_era
 from mcpgen.runtime.shared.handshake import PING, HandshakeSession
-from mcpgen.runtime.versions import STATELESS, Era, negotiate
+from mcpgen.runtime.versions import STATELESS, SUPPORTED, Era, negotiate_among, of_era
 
 _VERSION_KEY = b"modelcontextprotocol"  # a cheap look before parsing (a slash may be escaped)
 
@@ -69,6 +69,9 @@ class ServerSession(HandshakeSession, ServerCalls):
         self.subscriptions: set[str] = set()
         self.answers_now = False  # until initialize is answered
         self.era: Era | None = None  # chosen by the first request
+        # The versions the server speaks (Server(versions=...)); the era of the first
+        # request is never one it does not speak.
+        self.versions: tuple[str, ...] = getattr(self.handlers, "versions", SUPPORTED)
         extra = getattr(self.handlers, "handshake_methods", None)
         if extra:  # requests the server's extensions add (skills/list, ...)
             self.incoming = {**self.incoming, **extra}
@@ -134,6 +137,8 @@ class ServerSession(HandshakeSession, ServerCalls):
         # name a version (initialize, no params, no stateless front, no key in the bytes).
         if env.method == "initialize" or env.params is UNSET or getattr(self.handlers, "stateless", None) is None:
             return "handshake"
+        if not of_era(self.versions, "stateless"):
+            return "handshake"  # a server pinned to the handshake era: as an older server, -32601
         if _VERSION_KEY not in bytes(env.params):
             return "handshake"
         try:
@@ -149,7 +154,7 @@ class ServerSession(HandshakeSession, ServerCalls):
             return
         if env.method == "initialize":
             # A stateless connection stays stateless: say which versions it speaks.
-            data = {"supported": list(STATELESS), "requested": _requested(env)}
+            data = {"supported": list(of_era(self.versions, "stateless") or STATELESS), "requested": _requested(env)}
             message = "Unsupported protocol version: this connection speaks the stateless era"
             self.answer_soon(rid, error_frame(UNSUPPORTED_VERSION, message, rid, data), UNSUPPORTED_VERSION)
             return
@@ -210,7 +215,12 @@ class ServerSession(HandshakeSession, ServerCalls):
         return set_level
 
     async def _initialize(self, params: InitializeRequestParams) -> InitializeResult:
-        self.protocol_version = negotiate(params.protocol_version)
+        version = negotiate_among(params.protocol_version, self.versions)
+        if version is None:  # a server pinned to the stateless era has no handshake
+            self.state = "new"
+            data = {"supported": list(self.versions), "requested": params.protocol_version}
+            raise McpError(INVALID_PARAMS, "Unsupported protocol version: this server speaks the stateless era", data)
+        self.protocol_version = version
         self.peer_caps = Declared(params.capabilities)
         self.client_info = params.client_info
         try:

@@ -483,3 +483,14 @@ def _decode_cursor(cursor: str, kind: str) -> str:
     if found != kind or not after:
         raise McpError(INVALID_PARAMS, "Invalid params: unknown cursor")
     return after
+
+
+def serve_skills(server: Any, root: str | os.PathLike[str], prefix: str, directory_read: bool, page_size: int) -> None:
+    """``Server.skills``: serve the skills under ``root`` on ``server`` (one directory per
+    server; PyYAML, the ``skills`` extra, reads their frontmatter)."""
+    from mcpgen.runtime.extras import require
+
+    if server.features.extension(SKILLS_EXTENSION) is not None:
+        raise ValueError("this server already serves a skills directory")
+    require("yaml", "skills", "Serving skills")
+    server.extend(Skills(root, prefix, directory_read, page_size))

@@ -53,7 +53,6 @@ from mcpgen.runtime.versions import (
     LATEST,
     LATEST_STATELESS,
     STATELESS,
-    SUPPORTED,
     bindings,
     era_of,
     method_exists,
@@ -95,6 +94,8 @@ class FrontHost(Protocol):
     def listeners(self) -> ListenFront: ...
     @property
     def named_params(self) -> dict[str, str]: ...
+    @property
+    def versions(self) -> tuple[str, ...]: ...
     @property
     def declared(self) -> Declared: ...
 
@@ -281,11 +282,14 @@ class StatelessServer:
             http_headers.check_request(headers, method, named, arguments, version, self.tool_headers, field)
         if plan is None or version.__class__ is not str or version not in plan.versions:
             # Not a method this version has, or not a version this era speaks: which.
-            if not isinstance(version, str) or era_of(version) != "stateless":
+            if not isinstance(version, str) or era_of(version) != "stateless" or version not in self.server.versions:
                 raise Refused(
                     UNSUPPORTED_VERSION,
                     f"Unsupported protocol version: {version!r}",
-                    {"supported": list(SUPPORTED), "requested": version if isinstance(version, str) else str(version)},
+                    {
+                        "supported": list(self.server.versions),
+                        "requested": version if isinstance(version, str) else str(version),
+                    },
                 )
             raise Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
         spec = plan.spec
@@ -334,7 +338,9 @@ class StatelessServer:
         same = None if extension else self.handshake.CLIENT_TO_SERVER.get(method)
         plan = _Plan(
             spec=spec,
-            versions=frozenset(v for v in STATELESS if extension or method_exists("c2s", method, v)),
+            versions=frozenset(
+                v for v in STATELESS if v in self.server.versions and (extension or method_exists("c2s", method, v))
+            ),
             capability=spec.capability.removeprefix("server.") if spec.capability is not None else None,
             route=self._route(method, same if same is not None else spec),
             read_handshake=self.handshake.decoder(same.params_type).decode if same is not None else None,
@@ -457,7 +463,7 @@ class StatelessServer:
 
     def discover_result(self) -> dict[str, Any]:
         result: dict[str, Any] = {
-            "supportedVersions": list(SUPPORTED),
+            "supportedVersions": list(self.server.versions),
             "capabilities": msgspec.to_builtins(self.server.capabilities("stateless")),
         }
         if self.server.instructions:
@@ -580,6 +586,12 @@ class StatelessPeer:
         if method != "roots/list":
             raise McpError(METHOD_NOT_FOUND, f"a server does not send {method} in the stateless era")
         return await self._scope().ask("roots/list", params, key)
+
+    def input_scope(self) -> InputScope:
+        """The questions and answers of this request (its sealed answers, the client's
+        ``inputResponses``): for what answers the request with questions of its own making
+        (a gateway relaying a backend's), as :class:`InputRequired` does."""
+        return self._scope()
 
     def _scope(self) -> InputScope:
         request = self.request

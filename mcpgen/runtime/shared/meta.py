@@ -13,6 +13,15 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 """The id of the ``subscriptions/listen`` request a notification belongs to."""
 
+META_INPUT_KEY = "dev.mcpgen/inputKey"
+"""The key a handler gave its question (``ctx.elicit(..., key=...)``), carried in the
+``_meta`` of the handshake era's elicitation, sampling and roots requests, where there is no
+InputRequiredResult to key it: a gateway turning them into one keeps the author's names."""
+
+META_REQUIRED_CAPABILITIES = "dev.mcpgen/requiredCapabilities"
+"""On a handshake-era tool's error result: the client capabilities it needed and the client
+did not declare (a gateway answers a stateless-era client with -32021 naming them)."""
+
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 """The tasks extension (SEP-2663), under ``capabilities.extensions``."""
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"

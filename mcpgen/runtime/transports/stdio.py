@@ -539,9 +539,10 @@ class _ServerPipes(asyncio.subprocess.SubprocessStreamProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        pipe = transport.get_pipe_transport(1)
-        self.frames.pipe = pipe if isinstance(pipe, asyncio.ReadTransport) else None
+        # asyncio's SubprocessTransport, or uvloop's (no subclass of it) under uvicorn.
+        pipes = getattr(transport, "get_pipe_transport", None)
+        pipe = pipes(1) if pipes is not None else None
+        self.frames.pipe = pipe if callable(getattr(pipe, "pause_reading", None)) else None
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         if fd == 1:

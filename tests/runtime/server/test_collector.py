@@ -4,11 +4,14 @@ turned the tuning off. (Its effect on throughput is measured by bench/scale.py.)
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from mcpgen import Client, Server
 from mcpgen.runtime.server.collector import SERVING
 
 CHECK = """
@@ -45,3 +48,37 @@ def test_an_app_tunes_the_collector_at_start_up() -> None:
 def test_the_applications_own_choice_is_kept(before: str, options: str) -> None:
     threshold, frozen, _ = started(before, options).rsplit(" ", 2)
     assert threshold != str(SERVING) and frozen == "False"
+
+
+STDIO_SERVER = """
+import gc, sys
+from mcpgen import Server
+server = Server("gc-stdio")
+
+@server.tool()
+def collector() -> str:
+    return f"{gc.get_threshold()} {gc.get_freeze_count() > FROZEN}"
+
+FROZEN = gc.get_freeze_count()  # not 0 on 3.12: the interpreter freezes some of its own
+server.run("stdio"{options})
+"""
+
+
+@pytest.mark.parametrize("options", ["", ", tune_gc=False"])
+def test_a_stdio_server_tunes_the_collector_unless_told(tmp_path: Path, options: str) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(STDIO_SERVER.replace("{options}", options), encoding="utf-8")
+
+    async def ask() -> str:
+        async with Client.stdio(sys.executable, str(script)) as client:
+            result = await client.call_tool("collector", {})
+            (content,) = result.content
+            return str(content.text)  # type: ignore[union-attr]
+
+    tuned = asyncio.run(ask())
+    assert tuned == (f"{SERVING} True" if not options else "(700, 10, 10) False")
+
+
+def test_stdio_refuses_http_options_but_takes_tune_gc() -> None:
+    with pytest.raises(ValueError, match=r"stdio takes no HTTP options \(port_reuse\)"):
+        Server("x").run("stdio", port_reuse=True)
