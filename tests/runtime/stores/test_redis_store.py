@@ -577,7 +577,7 @@ async def test_a_session_reaped_for_idleness_ends_and_leaves_the_registry(redis:
         live = app.sessions[session]
         assert await store.sessions.lookup(session) is not None
         await asyncio.sleep(0.4)
-        app._reap()
+        app.table.reap()
         assert session not in app.sessions
 
         async def closed() -> bool:

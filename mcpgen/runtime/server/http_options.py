@@ -1,0 +1,38 @@
+"""The settings of the Streamable HTTP app (``Server.http_app(**options)``,
+``server.run("http", **options)``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mcpgen.runtime.stores.event_store import EventStore, MemoryEventStore
+from mcpgen.runtime.stores.shared_store import SharedStore
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+
+@dataclass
+class HttpOptions:
+    path: str = "/mcp"
+    stateless: bool = False
+    json_response: bool = False  # never stream: related messages go to the GET stream
+    allowed_hosts: tuple[str, ...] = LOCAL_HOSTS  # host names, any port; "*" allows all
+    allowed_origins: tuple[str, ...] | None = None  # None: origins on allowed_hosts
+    max_body: int = 16 * 1024 * 1024
+    session_idle_timeout: float = 30 * 60
+    max_sessions: int = 10_000  # handshake-era and legacy HTTP+SSE sessions together
+    # Past max_sessions a new session is refused (503, Retry-After) and the sessions already
+    # open are kept: a flood of initialize cannot log users out. True ends the idlest idle
+    # session instead, as before (a choice for servers whose clients reconnect cheaply).
+    evict_when_full: bool = False
+    retry_after: int = 5  # seconds, in the Retry-After of a refusal when full
+    retry_ms: int = 1000  # SSE reconnection hint
+    keep_finished_streams: int = 64  # per session, for clients resuming after the end
+    keepalive: float = 15.0
+    event_store: Callable[[], EventStore] = MemoryEventStore
+    legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE endpoints
+    # State shared by several workers (e.g. mcpgen.runtime.stores.redis_store.RedisStore): the
+    # sessions' events, the session registry (a stream resumes on any worker) and, unless
+    # the Server was given its own, the task store.
+    store: SharedStore | None = None

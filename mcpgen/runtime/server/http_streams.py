@@ -1,0 +1,307 @@
+"""The SSE streams of a handshake-era Streamable HTTP session: serving one on a connection,
+keeping what comes while no connection reads it, and resuming it with ``Last-Event-ID``.
+
+A session's server messages travel on streams: one per request (its POST's response, when
+the handler sends something before its result) and the standalone one (the GET stream).
+Every event sent is kept in the session's event store under an id; a client whose
+connection dropped sends that id back on a GET and gets what followed it. A stream has one
+reader at a time: a resume takes it over from a connection still reading it. With a shared
+store (several workers), a stream no connection reads here goes to the store as it comes,
+and a resume on any worker follows it there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcpgen.runtime.stores.event_store import EventStore, SharedEventStore
+from mcpgen.runtime.stores.shared_store import StoreUnavailable
+from mcpgen.runtime.transports import sse
+from mcpgen.runtime.transports.asgi import HttpError, Receive, Send, sse_headers, wait_disconnect
+from mcpgen.runtime.transports.asgi import body as send_body
+
+if TYPE_CHECKING:
+    from mcpgen.runtime.server.http_options import HttpOptions
+
+log = logging.getLogger("mcpgen")
+
+MAX_DETACHED = 10_000  # messages kept for a stream no connection is reading
+
+
+class StreamHolder(Protocol):
+    """What serving a stream uses of the session transport that owns it (it sits above)."""
+
+    events: EventStore
+    standalone: Stream | None
+
+    async def retire(self, stream: Stream, stored: bool) -> None: ...
+
+
+class Holder(Protocol):
+    """A live session, as serving its streams sees it."""
+
+    @property
+    def transport(self) -> StreamHolder: ...
+    @property
+    def extra(self) -> dict[str, Any]: ...
+
+
+class Stream:
+    """The frames of one SSE stream (a POST's, or the standalone GET one), waiting for
+    whichever HTTP connection is currently serving it."""
+
+    def __init__(self, stream_id: str) -> None:
+        self.id = stream_id
+        # (frame, final); final None is no frame but a request to close the connection.
+        self.queue: asyncio.Queue[tuple[bytes, bool | None]] = asyncio.Queue()
+        self.done = False  # the final frame has been queued
+        self.attached = False  # an HTTP connection is reading it
+        # One reader at a time: a GET resuming this stream while a connection still reads it
+        # resolves ``leave`` (that reader stores what it took and ends its response) and
+        # waits for ``left`` before it replays, so nothing is split between the two.
+        self.leave: asyncio.Future[None] | None = None
+        self.left = asyncio.Event()
+
+
+async def serve_stream(
+    options: HttpOptions,
+    live: Holder,
+    stream: Stream,
+    receive: Receive,
+    send: Send,
+    extra: list[tuple[bytes, bytes]],
+    *,
+    prime: bool,
+    replay: Iterable[tuple[str, bytes]] = (),
+    first: tuple[bytes, bool | None] | None = None,
+) -> None:
+    """Serve ``stream`` as SSE on this connection until its final frame or a disconnect
+    (after which the frames wait in the store for a resuming GET)."""
+    events = live.transport.events
+    await send({"type": "http.response.start", "status": 200, "headers": sse_headers(extra)})
+    disconnected = asyncio.ensure_future(wait_disconnect(receive))
+    leave = stream.leave = asyncio.get_running_loop().create_future()
+    stream.left.clear()
+    stream.attached = True
+    # Events ready at the same moment go out in one body message (one write): often the
+    # priming event, a notification and the response of a request all at once.
+    ready: list[bytes] = []
+    try:
+        if prime and (event_id := await keep(events, stream.id, b"")) is not None:
+            ready.append(sse.event(b"", event_id, options.retry_ms))
+        for event_id, frame in replay:
+            if frame:
+                ready.append(sse.event(frame, event_id))
+        while first is not None or not (stream.done and stream.queue.empty()):
+            if first is not None:
+                frame, final = first
+                first = None
+            elif disconnected.done():
+                return
+            elif leave.done():  # another connection took this stream over
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            elif not stream.queue.empty():  # no task and no wait for what is already here
+                frame, final = stream.queue.get_nowait()
+            else:
+                if ready:
+                    await send_body(send, b"".join(ready))
+                    ready.clear()
+                getter = asyncio.ensure_future(stream.queue.get())
+                done, _ = await asyncio.wait(
+                    {getter, disconnected, leave}, timeout=options.keepalive, return_when=asyncio.FIRST_COMPLETED
+                )
+                if disconnected in done or leave in done:
+                    getter.cancel()
+                    if getter.done() and not getter.cancelled():
+                        # Taken off the queue as the client left: into the store with it.
+                        frame, final = getter.result()
+                        if final is not None:
+                            await keep(events, stream.id, frame)
+                            if final:
+                                await end_stream(events, stream.id)
+                    if leave.done() and not disconnected.done():
+                        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    return
+                if getter not in done:
+                    getter.cancel()
+                    await send_body(send, sse.KEEPALIVE)
+                    continue
+                frame, final = getter.result()
+            if final is None:
+                break  # the handler asked to end this connection (polling); the stream lives on
+            ready.append(sse.event(frame, await keep(events, stream.id, frame)))
+            if final:
+                await end_stream(events, stream.id)
+                break
+        await send({"type": "http.response.body", "body": b"".join(ready), "more_body": False})
+    finally:
+        stream.attached = False
+        disconnected.cancel()
+        if stream.leave is leave:
+            stream.leave = None
+        stream.left.set()
+        await park(options, live, stream)
+
+
+async def park(options: HttpOptions, live: Holder, stream: Stream) -> None:
+    """A connection left before its stream ended: keep storing what comes, so a GET with
+    Last-Event-ID can pick it up."""
+    transport = live.transport
+    if stream.done and stream.queue.empty():
+        if stream is not transport.standalone:
+            await transport.retire(stream, stored=True)
+        return
+    if stream is transport.standalone:
+        return  # stays the session's standalone stream for the next GET
+    if isinstance(transport.events, SharedEventStore):
+        # Another worker may serve the resume: what comes goes to the shared store.
+        drains: set[asyncio.Task[None]] = live.extra.setdefault("drains", set())
+        task = asyncio.ensure_future(drain(live, stream, transport.events))
+        drains.add(task)
+        task.add_done_callback(drains.discard)
+        return
+    parked: dict[str, Stream] = live.extra.setdefault("parked", {})
+    parked[stream.id] = stream
+    while len(parked) > options.keep_finished_streams:  # nobody came back for the oldest
+        oldest = next(iter(parked))
+        await transport.retire(parked.pop(oldest), stored=True)
+
+
+async def drain(live: Holder, stream: Stream, events: SharedEventStore) -> None:
+    """Store a detached stream's frames as they come, then its end (shared store)."""
+    try:
+        while True:
+            frame, final = await stream.queue.get()
+            if final is None:
+                if stream.done:
+                    break  # the request was cancelled: no response will come
+                continue  # a request to end the connection: there is none
+            await events.store(stream.id, frame)
+            if final:
+                break
+        await events.end(stream.id)
+    except StoreUnavailable as exc:
+        log.warning("mcpgen: events of stream %s lost: %s", stream.id, exc.message)
+    finally:
+        await live.transport.retire(stream, stored=True)
+
+
+async def serve_shared(
+    options: HttpOptions,
+    events: SharedEventStore,
+    session_id: str,
+    last: str,
+    replayed: list[tuple[str, bytes]],
+    receive: Receive,
+    send: Send,
+    *,
+    follow: bool,
+) -> None:
+    """SSE from the shared store: ``replayed`` (the events after ``last``), then (``follow``)
+    those stored later, until the stream's end or the client leaves."""
+    extra = [(b"mcp-session-id", session_id.encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": sse_headers(extra)})
+    disconnected = asyncio.ensure_future(wait_disconnect(receive))
+    batches = events.follow(replayed[-1][0] if replayed else last) if follow else None
+    pending: asyncio.Future[list[tuple[str, bytes]] | None] | None = None
+    try:
+        batch: list[tuple[str, bytes]] | None = replayed
+        while batch is not None:
+            body = b"".join(sse.event(frame, event_id) for event_id, frame in batch if frame)
+            if body:
+                await send_body(send, body)
+            if batches is None:
+                break
+            if pending is None:
+                pending = asyncio.ensure_future(next_batch(batches))
+            waiting: set[asyncio.Future[Any]] = {pending, disconnected}
+            done, _ = await asyncio.wait(waiting, timeout=options.keepalive, return_when=asyncio.FIRST_COMPLETED)
+            if disconnected in done:
+                return
+            if pending not in done:
+                await send_body(send, sse.KEEPALIVE)
+                batch = []
+                continue
+            batch, pending = pending.result(), None
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except StoreUnavailable as exc:
+        log.warning("mcpgen: a resumed SSE stream was cut short: %s", exc.message)
+    finally:
+        disconnected.cancel()
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await pending
+        closing = getattr(batches, "aclose", None)  # an async generator's cleanup
+        if closing is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await closing()
+
+
+async def take_over(stream: Stream) -> None:
+    """Ask the connection reading ``stream`` to leave it, and wait until it has."""
+    if stream.leave is not None and not stream.leave.done():
+        stream.leave.set_result(None)
+    try:
+        async with asyncio.timeout(5):
+            await stream.left.wait()
+    except TimeoutError:
+        raise HttpError(409, "Conflict: the stream's other connection did not let go") from None
+
+
+async def replay(events: EventStore, last: str, session_id: str) -> tuple[str, list[tuple[str, bytes]]]:
+    """The stream of ``last`` and its events after it; 404 unless it is this session's."""
+    try:
+        found = await events.replay_after(last)
+    except StoreUnavailable as exc:
+        raise HttpError(503, f"Service Unavailable: {exc.message}", code=exc.code) from None
+    if found is None or not of_session(found[0], session_id):
+        raise HttpError(404, "Not Found: unknown Last-Event-ID")
+    return found[0], list(found[1])
+
+
+async def next_batch(batches: AsyncIterator[list[tuple[str, bytes]]]) -> list[tuple[str, bytes]] | None:
+    """The next batch, or None after the last."""
+    return await anext(batches, None)
+
+
+async def keep(events: EventStore, stream_id: str, frame: bytes) -> str | None:
+    """Store an event; its id, or None when a shared store is down: the event then goes
+    out without an id (the client gets it, but cannot resume after it)."""
+    try:
+        return await events.store(stream_id, frame)
+    except StoreUnavailable as exc:
+        _store_down(exc)
+        return None
+
+
+async def end_stream(events: EventStore, stream_id: str) -> None:
+    """Mark a stream's end in a shared store, for a reader following it on another worker."""
+    if isinstance(events, SharedEventStore):
+        try:
+            await events.end(stream_id)
+        except StoreUnavailable as exc:
+            _store_down(exc)
+
+
+_store_warned = [0.0]  # when the last "store down" warning was logged
+
+
+def _store_down(exc: StoreUnavailable) -> None:
+    """Log a shared store's outage, at most once every 10 s (each event would say it)."""
+    now = time.monotonic()
+    if now - _store_warned[0] >= 10.0:
+        _store_warned[0] = now
+        log.warning("mcpgen: SSE events sent without ids (not resumable): %s", exc.message)
+
+
+def of_session(stream_id: str, session_id: str) -> bool:
+    """Whether a stream is one of this session's (stream ids start with the session id's
+    first 8 characters): a Last-Event-ID of another session is unknown here."""
+    return stream_id.startswith(session_id[:8] + "-")
