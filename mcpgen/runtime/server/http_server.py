@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import UNSET
 
-from mcpgen.runtime.errors import INVALID_REQUEST
+from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_REQUEST
 from mcpgen.runtime.jsonrpc.capabilities import Declared
 from mcpgen.runtime.jsonrpc.framing import Envelope, FrameDropped, FrameError, decode_envelope, error_frame
 from mcpgen.runtime.jsonrpc.kernel import Slots
@@ -110,8 +110,8 @@ class McpHttpApp:
             return
         self.table.start_reaper()
         path = _route(scope)
-        headers = _headers(scope)
         try:
+            headers = _headers(scope)
             self._check_host_and_origin(headers)
             if path == self.options.path or (path == "/" and self.options.path == "/"):
                 method = scope["method"]
@@ -454,17 +454,26 @@ def _headers(scope: Scope) -> dict[str, str]:
     names = _HEADER_NAMES
     raw_headers = scope.get("headers", ())
     try:  # every name seen before (the common case): one comprehension
-        return {names[raw]: value.decode("latin-1") for raw, value in raw_headers}
+        found = {names[raw]: value.decode("latin-1") for raw, value in raw_headers}
+        if len(found) == len(raw_headers):
+            return found  # no name repeated
     except KeyError:
         pass
-    found: dict[str, str] = {}
+    found = {}
     for raw, value in raw_headers:
         name = names.get(raw)
         if name is None:
             name = raw.decode("latin-1").lower()
             if len(names) < 256:
                 names[bytes(raw)] = name
-        found[name] = value.decode("latin-1")
+        text = value.decode("latin-1")
+        if name in found:
+            if name.startswith("mcp-"):
+                # Which value would count? A proxy routing on the first and this server
+                # checking the last would each see a different request: refused.
+                raise HttpError(400, f"Header mismatch: {name} is repeated", code=HEADER_MISMATCH)
+            text = f"{found[name]},{text}"  # one field's values, combined as RFC 9110 says
+        found[name] = text
     return found
 
 
