@@ -132,6 +132,7 @@ def run_http(server: Any, address: str, port: int, path: str, options: dict[str,
         "header_timeout": options.pop("header_timeout", http_protocol.HEADER_TIMEOUT),
         "body_timeout": options.pop("body_timeout", http_protocol.BODY_TIMEOUT),
         "max_connections": options.pop("max_connections", http_protocol.MAX_CONNECTIONS),
+        "max_head": options.pop("max_head", http_protocol.MAX_HEAD),
     }
     grace = float(options.pop("shutdown_timeout", SHUTDOWN_TIMEOUT))
     config = uvicorn.Config(
