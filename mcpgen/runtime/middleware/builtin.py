@@ -13,6 +13,7 @@ import msgspec
 from mcpgen.generated import CallToolResult, TextContent
 from mcpgen.runtime.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
 from mcpgen.runtime.middleware.chain import Call, CallNext, Middleware
+from mcpgen.runtime.shared.caller import current_address
 
 RATE_LIMITED = SERVER_BUSY
 """The code a request over its principal's rate answers with (-32000, a server error: the
@@ -21,13 +22,16 @@ JSON-RPC range left to implementations; the message and ``data.retryAfter`` say 
 
 def principal_key(call: Call) -> str:
     """Who a request counts against: the token's owner (its issuer and subject, else its
-    client id, each named by its kind, as sessions and tasks are owned), else the HTTP
-    session, else one shared bucket (stdio: one client per process anyway)."""
+    client id, each named by its kind, as sessions and tasks are owned), else the client's
+    address over HTTP (as the connection, or a trusted proxy's ``forwarded_header``, gives
+    it: a session or a stateless request is free to renew, an address is not), else one
+    shared bucket (stdio: one client per process anyway)."""
     info = call.principal
     if info is not None:
         issuer, who = info.owner
         return f"{who}@{issuer}"
-    return f"session:{call.session_id}" if call.session_id else "anonymous"
+    address = current_address.get() if call.side == "server" else None
+    return f"address:{address}" if address is not None else "anonymous"
 
 
 class Timing(Middleware):

@@ -22,6 +22,9 @@ class HttpOptions:
     max_body: int = 16 * 1024 * 1024
     session_idle_timeout: float = 30 * 60
     max_sessions: int = 10_000  # handshake-era and legacy HTTP+SSE sessions together
+    # Of those, how many one caller may hold (its principal on a protected server, else its
+    # address): None is a quarter of max_sessions, so that no one caller can lock out the rest.
+    max_sessions_per_caller: int | None = None
     # Past max_sessions a new session is refused (503, Retry-After) and the sessions already
     # open are kept: a flood of initialize cannot log users out. True ends the idlest idle
     # session instead, as before (a choice for servers whose clients reconnect cheaply).
@@ -32,7 +35,16 @@ class HttpOptions:
     keepalive: float = 15.0
     event_store: Callable[[], EventStore] = MemoryEventStore
     legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE endpoints
+    # The header a trusted proxy in front of this server names the client's address in
+    # (e.g. "x-forwarded-for": its last entry counts): the address that the per-caller limits
+    # and RateLimit key unauthenticated callers by. None: the connection's own address.
+    forwarded_header: str | None = None
     # State shared by several workers (e.g. mcpgen.runtime.stores.redis_store.RedisStore): the
     # sessions' events, the session registry (a stream resumes on any worker) and, unless
     # the Server was given its own, the task store.
     store: SharedStore | None = None
+
+    def per_caller_sessions(self) -> int:
+        if self.max_sessions_per_caller is not None:
+            return self.max_sessions_per_caller
+        return max(1, self.max_sessions // 4)

@@ -31,6 +31,7 @@ from mcpgen.runtime.server.http_options import LOCAL_HOSTS, HttpOptions
 from mcpgen.runtime.server.http_sessions import HttpSessionTransport, Live, SessionTable, owner_text
 from mcpgen.runtime.server.http_streams import Stream, replay, serve_shared, serve_stream, take_over
 from mcpgen.runtime.server.session import ServerSession
+from mcpgen.runtime.shared.caller import current_address, forwarded_address
 from mcpgen.runtime.stores.event_store import MemoryEventStore, SharedEventStore
 from mcpgen.runtime.stores.shared_store import SessionRegistry, StoreUnavailable
 from mcpgen.runtime.transports.asgi import HttpError, Receive, Scope, Send
@@ -71,6 +72,7 @@ class McpHttpApp:
             if isinstance(tasks.store, MemoryTaskStore) and not len(tasks.store):  # Server(task_store=...) wins
                 tasks.store = options.store.task_store()
         self.table = SessionTable(server, options, self.registry, self._legacy_sessions)
+        self._forwarded = options.forwarded_header.lower().encode("latin-1") if options.forwarded_header else None
         self.sessions = self.table.sessions  # session id -> the live session (this process)
         # Stateless-era requests have no session to bound them: the app bounds them all.
         self.slots = Slots(server.session_options["max_concurrency"])
@@ -86,7 +88,7 @@ class McpHttpApp:
                 max_body=options.max_body,
                 keepalive=options.keepalive,
                 guard=self.guard,
-                make_room=self.table.make_room,
+                room=self.table,
             )
 
     def _legacy_sessions(self) -> int:
@@ -95,12 +97,31 @@ class McpHttpApp:
     # ------------------------------------------------------------ ASGI entry
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.guard is not None and scope["type"] == "http":
-            # A protected server: the OAuth layer serves the metadata and the refusals,
-            # and passes on what it admits with the verified token as current_auth.
-            await self.guard(scope, receive, send, self._serve)
+        if scope["type"] != "http":
+            await self._serve(scope, receive, send)
             return
-        await self._serve(scope, receive, send)
+        # Who is calling, as far as the network says: what the limits per caller and
+        # RateLimit count an unauthenticated caller by.
+        reset = current_address.set(self._address(scope))
+        try:
+            if self.guard is not None:
+                # A protected server: the OAuth layer serves the metadata and the refusals,
+                # and passes on what it admits with the verified token as current_auth.
+                await self.guard(scope, receive, send, self._serve)
+            else:
+                await self._serve(scope, receive, send)
+        finally:
+            current_address.reset(reset)
+
+    def _address(self, scope: Scope) -> str | None:
+        """The client's address: the trusted proxy's header when one is configured, else
+        the connection's (None over a Unix socket)."""
+        header = self._forwarded
+        if header is not None:
+            found = [value for name, value in scope.get("headers", ()) if name.lower() == header]
+            return forwarded_address(found[-1].decode("latin-1")) if found else None
+        client = scope.get("client")
+        return str(client[0]) if client else None
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

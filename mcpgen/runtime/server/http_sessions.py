@@ -20,6 +20,7 @@ from mcpgen.runtime.errors import SERVER_BUSY
 from mcpgen.runtime.jsonrpc.framing import RequestId
 from mcpgen.runtime.server.http_streams import MAX_DETACHED, Stream
 from mcpgen.runtime.server.session import ServerSession
+from mcpgen.runtime.shared.caller import caller_key
 from mcpgen.runtime.stores.shared_store import SessionRegistry, StoreUnavailable
 from mcpgen.runtime.transports.asgi import HttpError
 from mcpgen.runtime.versions import HTTP_DEFAULT
@@ -128,6 +129,7 @@ class Live:
     task: asyncio.Task[None]
     protocol_version: str = HTTP_DEFAULT
     extra: dict[str, Any] = field(default_factory=dict)
+    caller: str | None = None  # who opened it (caller_key), counted against its share of the sessions
 
 
 class SessionTable:
@@ -147,6 +149,8 @@ class SessionTable:
         self.registry = registry
         self.others = others  # sessions held elsewhere that count against max_sessions (legacy SSE)
         self.sessions: dict[str, Live] = {}
+        # Sessions open per caller, the legacy HTTP+SSE ones included (see admit()).
+        self.by_caller: dict[str, int] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()  # reaped sessions being closed
 
@@ -176,33 +180,58 @@ class SessionTable:
         """Sessions open now: the handshake era's and the legacy HTTP+SSE ones."""
         return len(self.sessions) + self.others()
 
-    def make_room(self) -> None:
-        """Room for one more session, or 503 with Retry-After: sessions idle past their
-        timeout are ended first; the idlest other one only with ``evict_when_full``."""
-        if self.count() < self.options.max_sessions:
-            return
-        self.reap()
-        if self.count() >= self.options.max_sessions and self.options.evict_when_full:
-            self.reap(force=True)
+    def admit(self) -> str | None:
+        """Room for one more session of the request's caller (counted from here on: give it
+        back with :meth:`release`), or the refusal: 429 when the caller holds its share
+        (``max_sessions_per_caller``), 503 when the server is full. Both carry Retry-After.
+        Sessions idle past their timeout are ended first; the idlest other one only with
+        ``evict_when_full``."""
+        caller = caller_key(current_owner())
+        share = self.options.per_caller_sessions()
         if self.count() >= self.options.max_sessions:
-            log.warning("mcpgen: refusing a new session: %d open (max_sessions)", self.count())
-            retry = str(self.options.retry_after).encode()
-            raise HttpError(
-                503,
-                "Service Unavailable: too many sessions; retry later",
-                code=SERVER_BUSY,
-                headers=[(b"retry-after", retry)],
-            )
+            self.reap()
+            if self.count() >= self.options.max_sessions and self.options.evict_when_full:
+                self.reap(force=True)
+            if self.count() >= self.options.max_sessions:
+                log.warning("mcpgen: refusing a new session: %d open (max_sessions)", self.count())
+                raise HttpError(
+                    503,
+                    "Service Unavailable: too many sessions; retry later",
+                    code=SERVER_BUSY,
+                    headers=[(b"retry-after", str(self.options.retry_after).encode())],
+                )
+        if caller is not None and self.by_caller.get(caller, 0) >= share:
+            self.reap()  # the caller's own idle sessions may go first
+            if self.by_caller.get(caller, 0) >= share:
+                log.warning("mcpgen: refusing a new session: its caller holds %d (max_sessions_per_caller)", share)
+                raise HttpError(
+                    429,
+                    f"Too Many Requests: this caller has {share} sessions open; end one or retry later",
+                    code=SERVER_BUSY,
+                    headers=[(b"retry-after", str(self.options.retry_after).encode())],
+                )
+        if caller is not None:
+            self.by_caller[caller] = self.by_caller.get(caller, 0) + 1
+        return caller
+
+    def release(self, caller: str | None) -> None:
+        """A session of ``caller`` (as :meth:`admit` counted it) has ended."""
+        if caller is not None:
+            left = self.by_caller.get(caller, 0) - 1
+            if left > 0:
+                self.by_caller[caller] = left
+            else:
+                self.by_caller.pop(caller, None)
 
     def open(self) -> Live:
-        self.make_room()
+        caller = self.admit()
         session_id = secrets.token_urlsafe(24)  # 192 random bits, visible ASCII
         transport = HttpSessionTransport(self.options, session_id)
         session = ServerSession(transport, self.host, **self.host.session_options)
         self.host.sessions.add(session)
         task = asyncio.ensure_future(session.run())
         task.add_done_callback(lambda _: self.host.sessions.discard(session))
-        live = Live(transport, session, task)
+        live = Live(transport, session, task, caller=caller)
         self.sessions[session_id] = live
         return live
 
@@ -228,6 +257,7 @@ class SessionTable:
     async def end(self, session_id: str) -> None:
         live = self.sessions.pop(session_id, None)
         if live is not None:
+            self.release(live.caller)
             await self._close(session_id, live)
 
     async def close(self) -> None:
@@ -267,6 +297,7 @@ class SessionTable:
         for sid in expired:
             live = self.sessions.pop(sid, None)  # at once: the slot is free for the caller
             if live is not None:
+                self.release(live.caller)
                 # Closed here, not through end(), which would no longer find it (the
                 # session's task and transport were left running).
                 closing = asyncio.ensure_future(self._close(sid, live))
