@@ -35,6 +35,13 @@ class HttpOptions:
     keepalive: float = 15.0
     event_store: Callable[[], EventStore] = MemoryEventStore
     legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE endpoints
+    # subscriptions/listen streams (stateless era): how many may be open at once, for one
+    # caller, how many resources one may name, how long one lasts (None: the defaults of
+    # mcpgen.runtime.server.listen, 256, 16, 1,000 and an hour).
+    max_listens: int | None = None
+    max_listens_per_caller: int | None = None
+    max_listen_uris: int | None = None
+    listen_lifetime: float | None = None
     # The header a trusted proxy in front of this server names the client's address in
     # (e.g. "x-forwarded-for": its last entry counts): the address that the per-caller limits
     # and RateLimit key unauthenticated callers by. None: the connection's own address.

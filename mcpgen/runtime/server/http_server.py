@@ -71,6 +71,12 @@ class McpHttpApp:
             tasks = server.tasks
             if isinstance(tasks.store, MemoryTaskStore) and not len(tasks.store):  # Server(task_store=...) wins
                 tasks.store = options.store.task_store()
+        server.listeners.configure(
+            max_open=options.max_listens,
+            max_per_caller=options.max_listens_per_caller,
+            max_uris=options.max_listen_uris,
+            lifetime=options.listen_lifetime,
+        )
         self.table = SessionTable(server, options, self.registry, self._legacy_sessions)
         self._forwarded = options.forwarded_header.lower().encode("latin-1") if options.forwarded_header else None
         self.sessions = self.table.sessions  # session id -> the live session (this process)
