@@ -33,6 +33,12 @@ class HttpOptions:
     retry_ms: int = 1000  # SSE reconnection hint
     keep_finished_streams: int = 64  # per session, for clients resuming after the end
     keepalive: float = 15.0
+    # What one SSE stream may hold for a client that is not reading it: past max_stream_buffer
+    # bytes its progress notifications are dropped, past twice that its other notifications
+    # too (a response is always kept); a connection that takes nothing for stall_timeout
+    # seconds is ended (a stateless request's handler is then cancelled).
+    max_stream_buffer: int = 4 * 1024 * 1024
+    stall_timeout: float = 60.0
     event_store: Callable[[], EventStore] = MemoryEventStore
     legacy_sse: bool = True  # also serve the 2024-11-05 HTTP+SSE endpoints
     # subscriptions/listen streams (stateless era): how many may be open at once, for one

@@ -255,7 +255,17 @@ class McpHttpApp:
             await refusal.send(send)  # 403 insufficient_scope: the tool's (resource's, prompt's) own scopes
             return
         if modern:
-            await http_exchange.post(self.server, env, headers, receive, send, self.slots)
+            options = self.options
+            await http_exchange.post(
+                self.server,
+                env,
+                headers,
+                receive,
+                send,
+                self.slots,
+                budget=options.max_stream_buffer,
+                stall=options.stall_timeout,
+            )
             return
         is_request = env.method is not UNSET and env.id is not UNSET
         if self.options.stateless:

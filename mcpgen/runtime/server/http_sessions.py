@@ -18,7 +18,7 @@ from msgspec import UNSET, UnsetType
 from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.errors import SERVER_BUSY
 from mcpgen.runtime.jsonrpc.framing import RequestId
-from mcpgen.runtime.server.http_streams import MAX_DETACHED, Stream
+from mcpgen.runtime.server.http_streams import MAX_DETACHED, Dropped, Stream, keeps
 from mcpgen.runtime.server.session import ServerSession
 from mcpgen.runtime.shared.caller import caller_key
 from mcpgen.runtime.stores.shared_store import SessionRegistry, StoreUnavailable
@@ -92,8 +92,14 @@ class HttpSessionTransport:
         if final and related is not UNSET:
             self.streams.pop(related, None)
             stream.done = True
-        elif not stream.attached and stream.queue.qsize() >= MAX_DETACHED:
-            log.warning("mcpgen: nobody reads this session's stream; dropping a message")
+        elif (not stream.attached and stream.queue.qsize() >= MAX_DETACHED) or not keeps(
+            stream.queue.size, frame, self.options.max_stream_buffer, final
+        ):
+            # Its reader is not reading (or there is none): beyond the stream's buffer its
+            # notifications are dropped (progress first), never its response.
+            if stream.dropped is None:
+                stream.dropped = Dropped(f"stream {stream.id}")
+            stream.dropped.note()
             return True
         stream.queue.put_nowait((frame, final))
         return True

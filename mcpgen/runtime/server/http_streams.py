@@ -31,6 +31,33 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpgen")
 
 MAX_DETACHED = 10_000  # messages kept for a stream no connection is reading
+_PROGRESS = b'"method":"notifications/progress"'
+
+
+def keeps(buffered: int, frame: bytes, budget: int, final: bool | None) -> bool:
+    """Whether ``frame`` may join the ``buffered`` bytes waiting for a stream's reader:
+    always a response (or a request to end the connection); below ``budget`` anything;
+    up to twice it anything but progress (superseded by the next report anyway)."""
+    if final is not False or buffered < budget:
+        return True
+    if frame.find(_PROGRESS, 0, 64) >= 0:
+        return False
+    return buffered < 2 * budget
+
+
+class Dropped:
+    """Counts what a stream dropped for a reader that was not reading, and says so once."""
+
+    __slots__ = ("count", "where")
+
+    def __init__(self, where: str) -> None:
+        self.count = 0
+        self.where = where
+
+    def note(self) -> None:
+        self.count += 1
+        if self.count == 1:
+            log.warning("mcpgen: %s: its client is not reading; dropping notifications past its buffer", self.where)
 
 
 class StreamHolder(Protocol):
@@ -51,6 +78,21 @@ class Holder(Protocol):
     def extra(self) -> dict[str, Any]: ...
 
 
+class FrameQueue(asyncio.Queue[tuple[bytes, bool | None]]):
+    """A stream's frames waiting for its reader, and their bytes (``size``)."""
+
+    size = 0
+
+    def _put(self, item: tuple[bytes, bool | None]) -> None:
+        self.size += len(item[0])
+        super()._put(item)
+
+    def _get(self) -> tuple[bytes, bool | None]:
+        item = super()._get()
+        self.size -= len(item[0])
+        return item
+
+
 class Stream:
     """The frames of one SSE stream (a POST's, or the standalone GET one), waiting for
     whichever HTTP connection is currently serving it."""
@@ -58,7 +100,8 @@ class Stream:
     def __init__(self, stream_id: str) -> None:
         self.id = stream_id
         # (frame, final); final None is no frame but a request to close the connection.
-        self.queue: asyncio.Queue[tuple[bytes, bool | None]] = asyncio.Queue()
+        self.queue = FrameQueue()
+        self.dropped: Dropped | None = None  # what was dropped for a reader not reading
         self.done = False  # the final frame has been queued
         self.attached = False  # an HTTP connection is reading it
         # One reader at a time: a GET resuming this stream while a connection still reads it
@@ -110,7 +153,8 @@ async def serve_stream(
                 frame, final = stream.queue.get_nowait()
             else:
                 if ready:
-                    await send_body(send, b"".join(ready))
+                    async with asyncio.timeout(options.stall_timeout):  # a client not reading holds it
+                        await send_body(send, b"".join(ready))
                     ready.clear()
                 getter = asyncio.ensure_future(stream.queue.get())
                 done, _ = await asyncio.wait(
@@ -130,7 +174,8 @@ async def serve_stream(
                     return
                 if getter not in done:
                     getter.cancel()
-                    await send_body(send, sse.KEEPALIVE)
+                    async with asyncio.timeout(options.stall_timeout):
+                        await send_body(send, sse.KEEPALIVE)
                     continue
                 frame, final = getter.result()
             if final is None:
@@ -139,7 +184,13 @@ async def serve_stream(
             if final:
                 await end_stream(events, stream.id)
                 break
-        await send({"type": "http.response.body", "body": b"".join(ready), "more_body": False})
+        async with asyncio.timeout(options.stall_timeout):
+            await send({"type": "http.response.body", "body": b"".join(ready), "more_body": False})
+    except TimeoutError:
+        # The client took nothing for stall_timeout seconds: its connection is ended, the
+        # stream parked (what was sent is in the store: a resume replays it).
+        log.warning("mcpgen: a client read nothing of stream %s for %g s; ending its connection", stream.id,
+                    options.stall_timeout)  # fmt: skip
     finally:
         stream.attached = False
         disconnected.cancel()

@@ -18,6 +18,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+CLOSE_GRACE = 5.0
+"""Seconds a closed connection may take to hand its last bytes to a client that is not
+reading, before it is aborted (a close waits for the write buffer to empty, for ever)."""
+
 
 class CoalescingTransport:
     """A transport whose writes in one loop turn are joined into one write of the real
@@ -54,6 +58,13 @@ class CoalescingTransport:
         # What was written before close() goes out first, as the real transport promises.
         self._flush()
         self._transport.close()
+        if self._transport.get_write_buffer_size():
+            # A client not reading would keep the socket (and this buffer) open for ever.
+            self._loop.call_later(CLOSE_GRACE, self._abort_if_stuck)
+
+    def _abort_if_stuck(self) -> None:
+        if self._transport.get_write_buffer_size():
+            self._transport.abort()
 
     def abort(self) -> None:
         self._pending = []
