@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -54,6 +53,7 @@ from mcpgen.runtime.server.stateless import (
     StatelessServer,
     scope,
 )
+from mcpgen.runtime.server.task_ledger import Ledger
 from mcpgen.runtime.shared.caller import caller_key
 from mcpgen.runtime.shared.extension import Extension, ExtensionMethod
 from mcpgen.runtime.shared.meta import TASKS_EXTENSION
@@ -73,23 +73,6 @@ _ASKS = {
 }
 _SHORT = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 _REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
-MAX_KEPT = 10_000
-"""Task records (running and finished, results included) this process keeps at once."""
-MAX_KEPT_BYTES = 256 * 1024 * 1024
-"""Bytes those records may take together."""
-MAX_KEPT_PER_CALLER = 1_000
-"""Task records one caller (its principal, else its address) may have kept at once."""
-MAX_KEPT_BYTES_PER_CALLER = 64 * 1024 * 1024
-"""Bytes one caller's records may take together."""
-
-
-class _Kept:
-    """A record this process created, as counted until it expires: whose, how big."""
-
-    __slots__ = ("caller", "size", "deadline")
-
-    def __init__(self, caller: str | None, size: int, deadline: float) -> None:
-        self.caller, self.size, self.deadline = caller, size, deadline
 
 
 def declares_tasks(capabilities: Mapping[str, Any]) -> bool:
@@ -135,18 +118,8 @@ class TaskManager:
         self._running: dict[str, asyncio.Task[None]] = {}
         self._starting = 0  # tools started by a request that has not handed them over yet
         self._by_owner: dict[str, int] = {}  # running tasks (and starts) per principal
-        # The records this process created, counted (in number and bytes, in all and per
-        # caller) until they expire: a finished task's record holds its result for ttl_ms,
-        # so these bound what tasks can make the server keep. Past a bound a new task is
-        # refused, and a result too big to keep fails its task; nothing kept is dropped.
-        self.max_kept = MAX_KEPT
-        self.max_kept_bytes = MAX_KEPT_BYTES
-        self.max_kept_per_caller = MAX_KEPT_PER_CALLER
-        self.max_kept_bytes_per_caller = MAX_KEPT_BYTES_PER_CALLER
-        self._kept: dict[str, _Kept] = {}
-        self._kept_bytes = 0
-        self._kept_by_caller: dict[str, list[int]] = {}  # caller -> [records, bytes]
-        self._next_sweep = 0.0
+        # The records this process created, counted until they expire (task_ledger).
+        self.records = Ledger()
 
     @property
     def running(self) -> int:
@@ -217,79 +190,6 @@ class TaskManager:
         if record.status_message is not None:
             out["statusMessage"] = record.status_message
         return out
-
-    # ------------------------------------------------------------ the records kept
-
-    @property
-    def kept(self) -> tuple[int, int]:
-        """Records this process created that have not expired yet, and their bytes."""
-        self._sweep_kept(force=True)
-        return len(self._kept), self._kept_bytes
-
-    def _room_for_a_record(self, caller: str | None) -> None:
-        """-32000 unless one more record fits, for the server and for the caller."""
-        self._sweep_kept()
-        if len(self._kept) >= self.max_kept or self._kept_bytes >= self.max_kept_bytes:
-            self._sweep_kept(force=True)
-            if len(self._kept) >= self.max_kept or self._kept_bytes >= self.max_kept_bytes:
-                raise McpError(SERVER_BUSY, "Server busy: too many task records kept; retry once some expire")
-        if caller is not None:
-            count, size = self._kept_by_caller.get(caller, (0, 0))
-            if count >= self.max_kept_per_caller or size >= self.max_kept_bytes_per_caller:
-                self._sweep_kept(force=True)
-                count, size = self._kept_by_caller.get(caller, (0, 0))
-                if count >= self.max_kept_per_caller or size >= self.max_kept_bytes_per_caller:
-                    raise McpError(
-                        SERVER_BUSY,
-                        f"Server busy: this caller has {count} task records kept ({size} bytes); "
-                        "retry once some expire",
-                    )
-
-    def _room_for(self, task_id: str, size: int) -> bool:
-        """Whether the record of ``task_id`` may grow to ``size`` bytes (its result)."""
-        entry = self._kept.get(task_id)
-        if entry is None:
-            return True
-        more = size - entry.size
-        if self._kept_bytes + more > self.max_kept_bytes:
-            return False
-        if entry.caller is not None:
-            held = self._kept_by_caller.get(entry.caller, [0, 0])[1]
-            if held + more > self.max_kept_bytes_per_caller:
-                return False
-        return True
-
-    def _note(self, task_id: str, size: int, ttl_ms: int | None, caller: str | None = None, new: bool = False) -> None:
-        """Count a record written (``new``: created by this process) at ``size`` bytes."""
-        deadline = float("inf") if ttl_ms is None else time.monotonic() + ttl_ms / 1000
-        entry = self._kept.get(task_id)
-        if entry is None:
-            if not new:
-                return  # another process's record: counted there
-            entry = self._kept[task_id] = _Kept(caller, 0, deadline)
-            if caller is not None:
-                self._kept_by_caller.setdefault(caller, [0, 0])[0] += 1
-        more = size - entry.size
-        entry.size, entry.deadline = size, deadline
-        self._kept_bytes += more
-        if entry.caller is not None:
-            self._kept_by_caller[entry.caller][1] += more
-
-    def _sweep_kept(self, force: bool = False) -> None:
-        """Forget the records that have expired (at most once a second unless ``force``)."""
-        now = time.monotonic()
-        if not force and now < self._next_sweep:
-            return
-        self._next_sweep = now + 1.0
-        for task_id in [t for t, entry in self._kept.items() if entry.deadline <= now]:
-            entry = self._kept.pop(task_id)
-            self._kept_bytes -= entry.size
-            if entry.caller is not None:
-                held = self._kept_by_caller[entry.caller]
-                held[0] -= 1
-                held[1] -= entry.size
-                if held[0] <= 0:
-                    del self._kept_by_caller[entry.caller]
 
     # ------------------------------------------------------------ tools/call
 
@@ -376,7 +276,7 @@ class TaskManager:
 
     async def create(self, tool: str, owner: str | None) -> TaskRecord:
         caller = caller_key(current_owner())
-        self._room_for_a_record(caller)
+        self.records.room_for_a_record(caller)
         now = _now()
         while True:
             record = TaskRecord(
@@ -391,7 +291,7 @@ class TaskManager:
             )
             data = encode_record(record)
             if await self.store.create(record.task_id, data, self.ttl_ms):
-                self._note(record.task_id, len(data), self.ttl_ms, caller, new=True)
+                self.records.note(record.task_id, len(data), self.ttl_ms, caller, new=True)
                 return record
 
     # ------------------------------------------------------------ running
@@ -456,9 +356,9 @@ class TaskManager:
     async def _settle(self, task_id: str, result: Any, failure: BaseException | None) -> None:
         if failure is None:
             wire = msgspec.json.encode(result)
-            if not self._room_for(task_id, len(wire) + 512):
+            if not self.records.room_for(task_id, len(wire) + 512):
                 # Refused rather than evicting someone's kept results: the task fails, saying why.
-                limit = min(self.max_kept_bytes, self.max_kept_bytes_per_caller)
+                limit = min(self.records.max_kept_bytes, self.records.max_kept_bytes_per_caller)
                 failure = McpError(
                     INTERNAL_ERROR,
                     f"The task's result ({len(wire)} bytes) is more than this server keeps for its caller "
@@ -512,7 +412,7 @@ class TaskManager:
             new.last_updated_at = _now()
             data = encode_record(new)
             if await self.store.replace(task_id, old, data, new.ttl_ms):
-                self._note(task_id, len(data), new.ttl_ms)
+                self.records.note(task_id, len(data), new.ttl_ms)
                 return new
 
     async def aclose(self) -> None:

@@ -47,7 +47,7 @@ async def peers(server: Server) -> AsyncIterator[tuple[Peer, Peer]]:
 
 async def test_one_caller_keeps_at_most_its_records_and_others_still_get_in() -> None:
     server = records_server()
-    server.tasks.max_kept_per_caller = 3
+    server.tasks.records.max_kept_per_caller = 3
     server.tasks.ttl_ms = 1500
     async with peers(server) as (alice, bob):
         for _ in range(3):
@@ -57,15 +57,15 @@ async def test_one_caller_keeps_at_most_its_records_and_others_still_get_in() ->
         assert refused.messages[-1]["error"]["code"] == -32000, refused.messages
         assert "this caller has 3 task records kept" in refused.messages[-1]["error"]["message"]
         assert (await bob.start("quick"))["status"] == "working"  # another caller is not refused
-        assert server.tasks.kept[0] == 4
+        assert server.tasks.records.kept[0] == 4
         await asyncio.sleep(1.7)  # the records expire: room again
-        assert server.tasks.kept == (0, 0)
+        assert server.tasks.records.kept == (0, 0)
         assert (await alice.start("quick"))["status"] == "working"
 
 
 async def test_a_result_too_big_to_keep_fails_its_task_and_the_server_holds_no_more() -> None:
     server = records_server()
-    server.tasks.max_kept_bytes_per_caller = 300_000
+    server.tasks.records.max_kept_bytes_per_caller = 300_000
     async with peers(server) as (alice, _):
         first = await alice.start("quick", {"size": 200_000})
         done = await alice.until(first["taskId"], "completed")
@@ -73,13 +73,13 @@ async def test_a_result_too_big_to_keep_fails_its_task_and_the_server_holds_no_m
         second = await alice.start("quick", {"size": 200_000})
         failed = await alice.until(second["taskId"], "failed")
         assert "more than this server keeps" in failed["error"]["message"]
-        kept, size = server.tasks.kept
+        kept, size = server.tasks.records.kept
         assert kept == 2 and size < 300_000
 
 
 async def test_the_records_of_all_callers_are_bounded_in_total() -> None:
     server = records_server()
-    server.tasks.max_kept = 2
+    server.tasks.records.max_kept = 2
     async with peers(server) as (alice, bob):
         await alice.start("quick")
         await bob.start("quick")
