@@ -422,16 +422,15 @@ class McpHttpApp:
             found = await self.registry.lookup(session_id)
         except StoreUnavailable as exc:
             raise HttpError(503, f"Service Unavailable: {exc.message}", code=exc.code) from None
-        if found is None or found[1] != owner_text():
+        if found is None or found.owner != owner_text():
             # Unknown, or someone else's (on a protected server a session answers only its
             # opener, on this worker as on the one that holds it): nothing to resume.
             raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
-        standalone = found[0]
         events = self.options.event_store()
         if not isinstance(events, SharedEventStore):
             raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
         stream_id, replayed = await replay(events, last, session_id)
-        follow = stream_id != standalone
+        follow = stream_id != found.standalone.rpartition(".")[0]
         await serve_shared(self.options, events, session_id, last, replayed, receive, send, follow=follow)
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:

@@ -21,6 +21,7 @@ from mcpgen.runtime.jsonrpc.framing import RequestId
 from mcpgen.runtime.server.http_streams import MAX_DETACHED, Dropped, Stream, keeps
 from mcpgen.runtime.server.session import ServerSession
 from mcpgen.runtime.shared.caller import caller_key
+from mcpgen.runtime.stores.event_store import SharedEventStore
 from mcpgen.runtime.stores.shared_store import SessionRegistry, StoreUnavailable
 from mcpgen.runtime.transports.asgi import HttpError
 from mcpgen.runtime.versions import HTTP_DEFAULT
@@ -155,6 +156,7 @@ class SessionTable:
         self.registry = registry
         self.others = others  # sessions held elsewhere that count against max_sessions (legacy SSE)
         self.sessions: dict[str, Live] = {}
+        self.worker = options.store.worker if options.store is not None else ""  # recorded as their home
         # Sessions open per caller, the legacy HTTP+SSE ones included (see admit()).
         self.by_caller: dict[str, int] = {}
         self._reaper: asyncio.Task[None] | None = None
@@ -247,12 +249,11 @@ class SessionTable:
         if self.registry is None:
             return
         standalone = live.transport.standalone
+        events = live.transport.events
+        name = events.name_of(standalone.id) if standalone is not None and isinstance(events, SharedEventStore) else ""
         try:
             await self.registry.add(
-                live.transport.session_id,
-                standalone.id if standalone else "",
-                self.options.session_idle_timeout,
-                owner_text(),
+                live.transport.session_id, name, self.options.session_idle_timeout, owner_text(), self.worker
             )
         except StoreUnavailable as exc:
             await self.end(live.transport.session_id)

@@ -166,14 +166,14 @@ async def test_session_registry(redis: RedisServer) -> None:
     store = RedisStore(redis.url, prefix=_prefix())
     registry = store.sessions
     await registry.add("sid", "sid-1", 0.3)
-    assert await registry.lookup("sid") == ("sid-1", "")
+    assert await registry.lookup("sid") == ("sid-1", "", "")
     assert await registry.lookup("other") is None
     await registry.touch(["sid"], 10)
     await asyncio.sleep(0.4)
-    assert await registry.lookup("sid") == ("sid-1", "")  # touched: lives on
+    assert await registry.lookup("sid") == ("sid-1", "", "")  # touched: lives on
     owner = "https://issuer.example\nsub:alice"  # a principal holds a newline
-    await registry.add("owned", "", 10, owner)
-    assert await registry.lookup("owned") == ("", owner)
+    await registry.add("owned", "", 10, owner, "w1")
+    assert await registry.lookup("owned") == ("", owner, "w1")
     await registry.remove("sid")
     assert await registry.lookup("sid") is None
     await registry.add("short", "short-1", 0.1)
