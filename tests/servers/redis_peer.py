@@ -1,11 +1,12 @@
 """A server whose workers share their state through Redis, for tests/runtime/stores/test_redis_store.py
 (several apps in one process, each a "worker") and tests/runtime/stores/test_scale_redis.py (uvicorn
-``--workers 4`` on one port; ``app`` reads ``$MCPGEN_REDIS_URL`` and
-``$MCPGEN_REDIS_PREFIX``). Every tool says which process ran it:
+``--workers 4`` on one port; ``app`` reads ``$MCPGEN_REDIS_URL``, ``$MCPGEN_REDIS_PREFIX``
+and ``$MCPGEN_REDIS_LEASE``). Every tool says which process ran it:
 
 - ``whoami()``: the worker's pid (tells a test which worker a connection reached);
 - ``steps(n, pause)``: reports progress 1..n, ``pause`` seconds apart, then returns n;
 - ``confirm(name)`` (task-capable): asks the client (key ``go``), answers with the reply;
+- ``ticker(ticks, pause)`` (task-capable): reports progress ``ticks`` times, then returns;
 - ``sleeper(seconds)`` (task-capable): sleeps; counts its cancellations in this worker;
 - ``stats()``: this worker's cancelled sleepers and running tasks.
 
@@ -49,6 +50,15 @@ def make_server() -> Server:
         return {"pid": os.getpid(), "name": name, "word": (answer.content or {}).get("word")}
 
     @server.tool(task="optional")
+    async def ticker(ticks: int, ctx: Context, pause: float = 0.1) -> dict[str, int]:
+        """Reports progress ``ticks`` times, ``pause`` seconds apart (as a task: each report
+        is recorded on the task, in Redis), then returns the ticks and the pid."""
+        for i in range(1, ticks + 1):
+            await ctx.report_progress(i, ticks, f"tick {i}")
+            await asyncio.sleep(pause)
+        return {"ticks": ticks, "pid": os.getpid()}
+
+    @server.tool(task="optional")
     async def sleeper(seconds: float) -> dict[str, int]:
         """Sleeps; a cancellation is counted in this worker."""
         counts["entered"] += 1
@@ -67,13 +77,17 @@ def make_server() -> Server:
     return server
 
 
-def make_app(url: str, prefix: str = "mcpgen", **options: Any) -> tuple[Server, McpHttpApp, RedisStore]:
+def make_app(
+    url: str, prefix: str = "mcpgen", lease: float = 15.0, **options: Any
+) -> tuple[Server, McpHttpApp, RedisStore]:
     """One worker: its server, its app (sharing Redis at ``url``) and its store."""
     server = make_server()
-    store = RedisStore(url, prefix=prefix)
+    store = RedisStore(url, prefix=prefix, lease=lease)
     return server, server.http_app(store=store, **options), store
 
 
 app = make_app(
-    os.environ.get("MCPGEN_REDIS_URL", "redis://127.0.0.1:6379/0"), os.environ.get("MCPGEN_REDIS_PREFIX", "mcpgen")
+    os.environ.get("MCPGEN_REDIS_URL", "redis://127.0.0.1:6379/0"),
+    os.environ.get("MCPGEN_REDIS_PREFIX", "mcpgen"),
+    float(os.environ.get("MCPGEN_REDIS_LEASE", "15")),
 )[1]
