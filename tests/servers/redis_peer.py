@@ -8,6 +8,7 @@ and ``$MCPGEN_REDIS_LEASE``). Every tool says which process ran it:
 - ``confirm(name)`` (task-capable): asks the client (key ``go``), answers with the reply;
 - ``ticker(ticks, pause)`` (task-capable): reports progress ``ticks`` times, then returns;
 - ``sleeper(seconds)`` (task-capable): sleeps; counts its cancellations in this worker;
+- ``announce(name)``: registers a tool (a tools list change); ``ask()``: an elicitation;
 - ``stats()``: this worker's cancelled sleepers and running tasks.
 
 Run: MCPGEN_REDIS_URL=redis://127.0.0.1:6379/0 uvicorn tests.servers.redis_peer:app --workers 4
@@ -68,6 +69,19 @@ def make_server() -> Server:
             counts["cancelled"] += 1
             raise
         return {"pid": os.getpid()}
+
+    @server.tool()
+    async def announce(name: str) -> int:
+        """Registers a tool named ``name`` (the sessions that follow the list are told);
+        returns the pid."""
+        server.tool(name=name, description="added at run time")(lambda: "new")
+        return os.getpid()
+
+    @server.tool()
+    async def ask(ctx: Context) -> dict[str, Any]:
+        """Asks the client for a word (an elicitation on the request's stream); returns it."""
+        answer = await ctx.elicit("a word?", GO_FORM)
+        return {"pid": os.getpid(), "word": (answer.content or {}).get("word")}
 
     @server.tool()
     async def stats() -> dict[str, int]:

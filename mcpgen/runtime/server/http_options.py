@@ -56,6 +56,9 @@ class HttpOptions:
     # sessions' events, the session registry (a stream resumes on any worker) and, unless
     # the Server was given its own, the task store.
     store: SharedStore | None = None
+    # With a store: how long a stream followed from it may wait for the store when it is
+    # away (frozen, restarting) before the stream is ended.
+    store_patience: float = 30.0
 
     def per_caller_sessions(self) -> int:
         if self.max_sessions_per_caller is not None:

@@ -27,6 +27,7 @@ from mcpgen.runtime.jsonrpc.framing import Envelope, FrameDropped, FrameError, d
 from mcpgen.runtime.jsonrpc.kernel import Slots
 from mcpgen.runtime.server import http_exchange
 from mcpgen.runtime.server.era import request_era
+from mcpgen.runtime.server.http_forward import Forwarder
 from mcpgen.runtime.server.http_options import LOCAL_HOSTS, HttpOptions
 from mcpgen.runtime.server.http_sessions import HttpSessionTransport, Live, SessionTable, owner_text
 from mcpgen.runtime.server.http_streams import Stream, replay, serve_shared, serve_stream, take_over
@@ -78,6 +79,8 @@ class McpHttpApp:
             lifetime=options.listen_lifetime,
         )
         self.table = SessionTable(server, options, self.registry, self._legacy_sessions)
+        # Several workers: a session's requests reaching another worker go to its home.
+        self.forwarder = Forwarder(options, options.store, self.table) if options.store is not None else None
         self._forwarded = options.forwarded_header.lower().encode("latin-1") if options.forwarded_header else None
         self.sessions = self.table.sessions  # session id -> the live session (this process)
         # Stateless-era requests have no session to bound them: the app bounds them all.
@@ -136,6 +139,8 @@ class McpHttpApp:
         if scope["type"] != "http":
             return
         self.table.start_reaper()
+        if self.forwarder is not None:
+            self.forwarder.start()
         path = _route(scope)
         try:
             headers = _headers(scope)
@@ -181,6 +186,8 @@ class McpHttpApp:
 
     async def close(self) -> None:
         """End every session (cancelling their handlers) and the tasks running here."""
+        if self.forwarder is not None:
+            await self.forwarder.close()
         await self.table.close()
         await self.server.stop_tasks()
 
@@ -277,6 +284,16 @@ class McpHttpApp:
                 raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
             live = self.table.owned(self.table.open())
             await self.table.register(live)
+        elif session_id not in self.sessions and self.forwarder is not None:
+            # Another worker holds it: the request is served there.
+            record = await self.forwarder.lookup(session_id, owner_text())
+            if not is_request:
+                await self.forwarder.tell(record, "message", session_id, owner_text(), body)
+                await _respond(send, 202, b"")
+                return
+            prime = primes_streams(version or HTTP_DEFAULT)
+            await self.forwarder.request(record, session_id, owner_text(), env, body, prime, receive, send)
+            return
         else:
             live = self.table.find(session_id)
         if version is not None:
@@ -370,9 +387,8 @@ class McpHttpApp:
         self._check_version(headers)
         last = headers.get("last-event-id")
         session_id = headers.get("mcp-session-id")
-        elsewhere = session_id is not None and session_id not in self.sessions and self.registry is not None
-        if last is not None and session_id is not None and elsewhere:
-            await self._resume_elsewhere(session_id, last, receive, send)
+        if self.forwarder is not None:
+            await self._get_shared(session_id, last, receive, send)
             return
         live = self.table.find(session_id)
         extra = [(b"mcp-session-id", live.transport.session_id.encode())]
@@ -413,31 +429,67 @@ class McpHttpApp:
                 stream.done = True  # finished already: the replay is all there is
         await serve_stream(self.options, live, stream, receive, send, extra, prime=False, replay=events)
 
-    async def _resume_elsewhere(self, session_id: str, last: str, receive: Receive, send: Send) -> None:
-        """Resume a stream of a session another worker serves, from the shared store: its
-        request streams are followed to their end; its standalone stream is replayed (the
-        messages after it wait on the session's worker for the next GET there)."""
-        assert self.registry is not None
+    async def _get_shared(self, session_id: str | None, last: str | None, receive: Receive, send: Send) -> None:
+        """A GET with a shared store, on any worker: the session's standalone stream, or
+        the stream a Last-Event-ID names, followed from the store (the home writes them there)."""
+        assert self.forwarder is not None and self.registry is not None
+        if session_id is None:
+            raise HttpError(400, "Bad Request: Mcp-Session-Id header is required")
+        live = self.sessions.get(session_id)
+        registry = self.registry
+        if live is not None:
+            self.table.owned(live)
+            events = live.transport.events
+            name, home = live.transport.standalone_name(), self.forwarder.store.worker
+
+            async def lives() -> bool:
+                return session_id in self.sessions
+
+        else:
+            record = await self.forwarder.lookup(session_id, owner_text())
+            events = self.options.event_store()
+            name, home = record.standalone, record.worker
+
+            async def lives() -> bool:
+                try:
+                    return await registry.lookup(session_id) is not None
+                except StoreUnavailable:
+                    return True  # cannot tell now: asked again at the next keep-alive
+
+        if not isinstance(events, SharedEventStore) or not name:
+            raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
+        replayed: list[tuple[str, bytes]] = []
+        if last is None:  # the standalone stream, from its start
+            stream_id, start = name.rpartition(".")[0], f"{name}/0"
+        else:
+            stream_id, replayed = await replay(events, last, session_id)
+            start = last
+        if live is not None and stream_id in live.transport.abandoned:
+            raise HttpError(404, "Not Found: that request was cancelled; its stream has ended")
+        standalone = stream_id == name.rpartition(".")[0]
+        if live is not None:
+            live.transport.readers += 1  # a session with a GET stream open is not idle
         try:
-            found = await self.registry.lookup(session_id)
-        except StoreUnavailable as exc:
-            raise HttpError(503, f"Service Unavailable: {exc.message}", code=exc.code) from None
-        if found is None or found.owner != owner_text():
-            # Unknown, or someone else's (on a protected server a session answers only its
-            # opener, on this worker as on the one that holds it): nothing to resume.
-            raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
-        events = self.options.event_store()
-        if not isinstance(events, SharedEventStore):
-            raise HttpError(404, "Not Found: unknown or ended session", code=-32001)
-        stream_id, replayed = await replay(events, last, session_id)
-        follow = stream_id != found.standalone.rpartition(".")[0]
-        await serve_shared(self.options, events, session_id, last, replayed, receive, send, follow=follow)
+            await serve_shared(
+                self.options, events, session_id, start, replayed, receive, send,
+                follow=True, writer=home if standalone else None, missing_ok=standalone,
+                lives=lives if standalone else None,
+            )  # fmt: skip
+        finally:
+            if live is not None:
+                live.transport.readers -= 1
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
         if self.options.stateless:
             await _respond(send, 405, b"", extra=[(b"allow", b"POST")])
             return
-        live = self.table.find(headers.get("mcp-session-id"))
+        session_id = headers.get("mcp-session-id")
+        if session_id is not None and session_id not in self.sessions and self.forwarder is not None:
+            record = await self.forwarder.lookup(session_id, owner_text())
+            await self.forwarder.tell(record, "end", session_id, owner_text())
+            await _respond(send, 200, b"")
+            return
+        live = self.table.find(session_id)
         await self.table.end(live.transport.session_id)
         await _respond(send, 200, b"")
 

@@ -18,7 +18,7 @@ from msgspec import UNSET, UnsetType
 from mcpgen.runtime.auth.info import current_owner
 from mcpgen.runtime.errors import SERVER_BUSY
 from mcpgen.runtime.jsonrpc.framing import RequestId
-from mcpgen.runtime.server.http_streams import MAX_DETACHED, Dropped, Stream, keeps
+from mcpgen.runtime.server.http_streams import MAX_DETACHED, Dropped, Stream, drain, keeps
 from mcpgen.runtime.server.session import ServerSession
 from mcpgen.runtime.shared.caller import caller_key
 from mcpgen.runtime.stores.event_store import SharedEventStore
@@ -48,6 +48,7 @@ class HttpSessionTransport:
         self.finished: deque[str] = deque()
         self.abandoned: deque[str] = deque(maxlen=256)  # streams of cancelled requests
         self.last_active = time.monotonic()
+        self.readers = 0  # GET streams of this worker following the session's streams in a shared store
         self._counter = 0
         self.closed = False
         # Exists from the start, so messages sent before the client's GET wait for it.
@@ -126,7 +127,12 @@ class HttpSessionTransport:
 
     @property
     def busy(self) -> bool:
-        return bool(self.streams) or (self.standalone is not None and self.standalone.attached)
+        return bool(self.streams) or self.readers > 0 or (self.standalone is not None and self.standalone.attached)
+
+    def standalone_name(self) -> str:
+        """The standalone stream's name in a shared event store ("" without one)."""
+        events, standalone = self.events, self.standalone
+        return events.name_of(standalone.id) if standalone is not None and isinstance(events, SharedEventStore) else ""
 
 
 @dataclass
@@ -241,6 +247,13 @@ class SessionTable:
         task.add_done_callback(lambda _: self.host.sessions.discard(session))
         live = Live(transport, session, task, caller=caller)
         self.sessions[session_id] = live
+        if transport.standalone is not None and isinstance(transport.events, SharedEventStore):
+            # Several workers: the standalone stream goes to the store, where a GET on any
+            # worker follows it (its frames wait in its queue, within its buffer, meanwhile).
+            drains: set[asyncio.Task[None]] = live.extra.setdefault("drains", set())
+            drained = asyncio.ensure_future(drain(live, transport.standalone, transport.events))
+            drains.add(drained)
+            drained.add_done_callback(drains.discard)
         return live
 
     async def register(self, live: Live) -> None:
@@ -248,9 +261,7 @@ class SessionTable:
         is down refuses the session rather than leave it unknown to the others."""
         if self.registry is None:
             return
-        standalone = live.transport.standalone
-        events = live.transport.events
-        name = events.name_of(standalone.id) if standalone is not None and isinstance(events, SharedEventStore) else ""
+        name = live.transport.standalone_name()
         try:
             await self.registry.add(
                 live.transport.session_id, name, self.options.session_idle_timeout, owner_text(), self.worker
@@ -275,8 +286,8 @@ class SessionTable:
             self._reaper.cancel()
 
     async def _close(self, session_id: str, live: Live) -> None:
-        for drain in list(live.extra.get("drains", ())):
-            drain.cancel()
+        for draining in list(live.extra.get("drains", ())):
+            draining.cancel()
         if self.registry is not None:
             await self.registry.remove(session_id)
         await live.transport.close()

@@ -16,11 +16,15 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
+from mcpgen.runtime.errors import INTERNAL_ERROR
+from mcpgen.runtime.jsonrpc.framing import error_frame
 from mcpgen.runtime.stores.event_store import EventStore, SharedEventStore
-from mcpgen.runtime.stores.shared_store import StoreUnavailable
+from mcpgen.runtime.stores.shared_store import StoreUnavailable, WriterGone
 from mcpgen.runtime.transports import sse
 from mcpgen.runtime.transports.asgi import HttpError, Receive, Send, sse_headers, wait_disconnect
 from mcpgen.runtime.transports.asgi import body as send_body
@@ -31,6 +35,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpgen")
 
 MAX_DETACHED = 10_000  # messages kept for a stream no connection is reading
+WRITER_GONE = (
+    "Internal error: the server process serving this request stopped before answering; "
+    "its outcome is unknown (retry it if it is safe to)"
+)
 _PROGRESS = b'"method":"notifications/progress"'
 
 
@@ -225,7 +233,12 @@ async def park(options: HttpOptions, live: Holder, stream: Stream) -> None:
 
 
 async def drain(live: Holder, stream: Stream, events: SharedEventStore) -> None:
-    """Store a detached stream's frames as they come, then its end (shared store)."""
+    """Store a detached stream's frames as they come, then its end (shared store). A store
+    that is away holds the frames back (they wait in the stream's queue, within its
+    buffer) until it answers again: nothing is skipped, so a follower never meets a hole;
+    the standalone stream is drained for as long as the session lives."""
+    standalone = stream is live.transport.standalone
+    patience = _Patience(f"stream {stream.id}")
     try:
         while True:
             frame, final = await stream.queue.get()
@@ -233,14 +246,37 @@ async def drain(live: Holder, stream: Stream, events: SharedEventStore) -> None:
                 if stream.done:
                     break  # the request was cancelled: no response will come
                 continue  # a request to end the connection: there is none
-            await events.store(stream.id, frame)
-            if final:
+            await patience.retry(lambda: events.store(stream.id, frame))  # noqa: B023 (awaited here)
+            if final and not standalone:
                 break
-        await events.end(stream.id)
-    except StoreUnavailable as exc:
-        log.warning("mcpgen: events of stream %s lost: %s", stream.id, exc.message)
+        await patience.retry(lambda: events.end(stream.id))
     finally:
-        await live.transport.retire(stream, stored=True)
+        if not standalone:
+            await live.transport.retire(stream, stored=True)
+
+
+class _Patience:
+    """Retries a store write while the store is away (0.1 s, doubling to 2 s), one
+    warning per outage."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.tries = 0
+
+    async def retry(self, step: Callable[[], Awaitable[Any]]) -> Any:
+        while True:
+            try:
+                found = await step()
+            except StoreUnavailable as exc:
+                if self.tries == 0:
+                    log.warning("mcpgen: %s waits for its store: %s", self.what, exc.message)
+                self.tries += 1
+                await asyncio.sleep(min(2.0, 0.1 * 2 ** min(self.tries, 5)))
+                continue
+            if self.tries:
+                log.warning("mcpgen: %s reaches its store again", self.what)
+                self.tries = 0
+            return found
 
 
 async def serve_shared(
@@ -253,20 +289,43 @@ async def serve_shared(
     send: Send,
     *,
     follow: bool,
+    writer: str | None = None,
+    missing_ok: bool = False,
+    first: bytes = b"",
+    lives: Callable[[], Awaitable[bool]] | None = None,
 ) -> None:
-    """SSE from the shared store: ``replayed`` (the events after ``last``), then (``follow``)
-    those stored later, until the stream's end or the client leaves."""
+    """SSE from the shared store: ``first`` (a priming event), ``replayed`` (the events
+    after ``last``), then (``follow``) those stored later, until the stream's end or the
+    client leaves.
+
+    A writer that stopped (its lease lapsed) ends the stream with an error answering its
+    request, which the client can act on; a store that is away keeps the connection (with
+    keep-alives) for ``store_patience`` seconds, then ends it. ``writer`` and
+    ``missing_ok``: see :meth:`SharedEventStore.follow` (the standalone stream's, which
+    ends when its session does: ``lives`` says, at each keep-alive)."""
     extra = [(b"mcp-session-id", session_id.encode())]
     await send({"type": "http.response.start", "status": 200, "headers": sse_headers(extra)})
     disconnected = asyncio.ensure_future(wait_disconnect(receive))
-    batches = events.follow(replayed[-1][0] if replayed else last) if follow else None
+    after = replayed[-1][0] if replayed else last  # the last event sent (where a new follow starts)
+
+    def following() -> AsyncIterator[list[tuple[str, bytes]]]:
+        return events.follow(after, writer=writer, missing_ok=missing_ok)
+
+    batches = following() if follow else None
     pending: asyncio.Future[list[tuple[str, bytes]] | None] | None = None
+    away: float | None = None  # since when the store has been away
+    loop = asyncio.get_running_loop()
     try:
+        if first:
+            await send_body(send, first)
         batch: list[tuple[str, bytes]] | None = replayed
         while batch is not None:
             body = b"".join(sse.event(frame, event_id) for event_id, frame in batch if frame)
+            if batch:
+                after = batch[-1][0]
             if body:
-                await send_body(send, body)
+                async with asyncio.timeout(options.stall_timeout):  # a client not reading holds it
+                    await send_body(send, body)
             if batches is None:
                 break
             if pending is None:
@@ -276,13 +335,38 @@ async def serve_shared(
             if disconnected in done:
                 return
             if pending not in done:
-                await send_body(send, sse.KEEPALIVE)
+                if lives is not None and not await lives():
+                    break  # its session has ended
+                async with asyncio.timeout(options.stall_timeout):
+                    await send_body(send, sse.KEEPALIVE)
                 batch = []
                 continue
-            batch, pending = pending.result(), None
+            try:
+                batch, pending = pending.result(), None
+                away = None
+            except StoreUnavailable as exc:
+                # Away (frozen, restarting): hold on, then follow again from the last event.
+                pending = None
+                now = loop.time()
+                away = now if away is None else away
+                if now - away > options.store_patience:
+                    log.warning("mcpgen: a shared SSE stream was cut short: %s", exc.message)
+                    return
+                await asyncio.wait({disconnected}, timeout=min(1.0, options.keepalive))
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await batches.aclose()  # type: ignore[attr-defined]
+                batches = following()
+                batch = []
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-    except StoreUnavailable as exc:
-        log.warning("mcpgen: a resumed SSE stream was cut short: %s", exc.message)
+    except WriterGone as gone:
+        # The worker writing it has stopped: nothing more will come. Said, not left hanging.
+        log.warning("mcpgen: the worker writing a followed stream of session %s stopped", session_id[:8])
+        if gone.request is not None:
+            answer = error_frame(INTERNAL_ERROR, WRITER_GONE, msgspec.json.decode(gone.request))
+            with contextlib.suppress(Exception):
+                await send({"type": "http.response.body", "body": sse.event(answer), "more_body": False})
+    except TimeoutError:
+        log.warning("mcpgen: a client read nothing of a shared stream for %g s; ending it", options.stall_timeout)
     finally:
         disconnected.cancel()
         if pending is not None:

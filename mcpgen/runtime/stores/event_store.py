@@ -37,11 +37,15 @@ class SharedEventStore(EventStore, Protocol):
         """No event will follow on ``stream_id`` (its response is stored, or it was cancelled)."""
         ...
 
-    def follow(self, event_id: str) -> AsyncIterator[list[tuple[str, bytes]]]:
+    def follow(
+        self, event_id: str, *, writer: str | None = None, missing_ok: bool = False
+    ) -> AsyncIterator[list[tuple[str, bytes]]]:
         """Batches of the events after ``event_id``: those stored already, then new ones as
-        they are stored; ends after the stream's end, or when the stream is forgotten.
-        Raises :class:`~mcpgen.runtime.stores.shared_store.WriterGone` once the worker
-        writing it has stopped (its lease expired) while the stream is quiet."""
+        they are stored; ends after the stream's end, or when the stream is forgotten
+        (``missing_ok``: a stream not there yet, or gone, is waited for). Raises
+        :class:`~mcpgen.runtime.stores.shared_store.WriterGone` once the worker writing it
+        (``writer``, else the one its first entry names) has stopped (its lease lapsed)
+        while the stream is quiet."""
         ...
 
     def name_of(self, stream_id: str) -> str:

@@ -100,7 +100,9 @@ class RedisEventStore:
         reply = await store.call(store.client.xread({key: f"{n}-0"}, block=ms(block)), longer=block)
         return [(f"{name}/{number(i)}", f.get(b"f")) for i, f in entries(reply)]
 
-    async def follow(self, event_id: str) -> AsyncIterator[list[tuple[str, bytes]]]:
+    async def follow(
+        self, event_id: str, *, writer: str | None = None, missing_ok: bool = False
+    ) -> AsyncIterator[list[tuple[str, bytes]]]:
         parsed = parse(event_id)
         if parsed is None:
             return
@@ -108,7 +110,8 @@ class RedisEventStore:
         store = self.shared
         key = store.key("ev", name)
         last: bytes | str = f"{n}-0"
-        origin: tuple[str, bytes | None] | None = None  # the writer and the request, once read
+        # The writer and the request, as the first entry says (read once), or as given.
+        origin: tuple[str, bytes | None] | None = (writer, None) if writer is not None else None
         while True:
             reply = await store.call(store.client.xread({key: last}, block=ms(store.block)), longer=store.block)
             found = entries(reply)
@@ -117,8 +120,10 @@ class RedisEventStore:
                 if origin is None:
                     origin = await self._origin(key)
                     if origin is None:
+                        if missing_ok:
+                            continue
                         return  # forgotten (the session ended) or expired
-                elif not await store.call(store.client.exists(key)):
+                elif not missing_ok and not await store.call(store.client.exists(key)):
                     return
                 if origin[0] and not await store.alive(origin[0]):
                     raise WriterGone(origin[1])
