@@ -12,6 +12,7 @@ and ``$MCPGEN_REDIS_LEASE``). Every tool says which process ran it:
 - ``stats()``: this worker's cancelled sleepers and running tasks.
 
 Run: MCPGEN_REDIS_URL=redis://127.0.0.1:6379/0 uvicorn tests.servers.redis_peer:app --workers 4
+(``tagged_app``: the same, each response naming the pid that received its request).
 """
 
 from __future__ import annotations
@@ -100,8 +101,25 @@ def make_app(
     return server, server.http_app(store=store, **options), store
 
 
+def tagged(inner: Any) -> Any:
+    """``inner`` with each HTTP response saying which process received its request
+    (``x-worker-pid``): how a test sees its requests spread over the workers."""
+    tag = (b"x-worker-pid", str(os.getpid()).encode())
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        async def tagging(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), tag]}
+            await send(message)
+
+        await inner(scope, receive, tagging if scope["type"] == "http" else send)
+
+    return app
+
+
 app = make_app(
     os.environ.get("MCPGEN_REDIS_URL", "redis://127.0.0.1:6379/0"),
     os.environ.get("MCPGEN_REDIS_PREFIX", "mcpgen"),
     float(os.environ.get("MCPGEN_REDIS_LEASE", "15")),
 )[1]
+tagged_app = tagged(app)

@@ -19,6 +19,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+import msgspec
 from msgspec import UNSET
 
 from mcpgen.runtime.errors import HEADER_MISMATCH, INVALID_REQUEST
@@ -311,6 +312,9 @@ class McpHttpApp:
             return
         stream = live.transport.new_stream()
         live.transport.streams[env.id] = stream
+        events = live.transport.events
+        if isinstance(events, SharedEventStore):  # its first event names the request (see WriterGone)
+            events.adopt(stream.id, events.name_of(stream.id), msgspec.json.encode(env.id))
         live.session.on_envelope(env)
         await self._answer(live, stream, receive, send, extra)
 

@@ -361,10 +361,11 @@ async def serve_shared(
     except WriterGone as gone:
         # The worker writing it has stopped: nothing more will come. Said, not left hanging.
         log.warning("mcpgen: the worker writing a followed stream of session %s stopped", session_id[:8])
+        body = b""
         if gone.request is not None:
-            answer = error_frame(INTERNAL_ERROR, WRITER_GONE, msgspec.json.decode(gone.request))
-            with contextlib.suppress(Exception):
-                await send({"type": "http.response.body", "body": sse.event(answer), "more_body": False})
+            body = sse.event(error_frame(INTERNAL_ERROR, WRITER_GONE, msgspec.json.decode(gone.request)))
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": body, "more_body": False})
     except TimeoutError:
         log.warning("mcpgen: a client read nothing of a shared stream for %g s; ending it", options.stall_timeout)
     finally:
