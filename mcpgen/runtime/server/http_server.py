@@ -81,7 +81,8 @@ class McpHttpApp:
         )
         self.table = SessionTable(server, options, self.registry, self._legacy_sessions)
         # Several workers: a session's requests reaching another worker go to its home.
-        self.forwarder = Forwarder(options, options.store, self.table) if options.store is not None else None
+        shared = options.store is not None and not options.stateless
+        self.forwarder = Forwarder(options, options.store, self.table) if shared and options.store else None
         self._forwarded = options.forwarded_header.lower().encode("latin-1") if options.forwarded_header else None
         self.sessions = self.table.sessions  # session id -> the live session (this process)
         # Stateless-era requests have no session to bound them: the app bounds them all.
