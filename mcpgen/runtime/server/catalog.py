@@ -8,6 +8,7 @@ handlers (:mod:`.handlers`) read from here; every change is announced through
 
 from __future__ import annotations
 
+import logging
 import re
 import typing
 from collections.abc import Callable, Iterable
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     AudioContent,
     CallToolResult,
     EmbeddedResource,
@@ -46,16 +47,18 @@ from mcpgen.runtime.server.registry import (
     compile_template,
     default_mime,
     directory_entries,
+    in_thread,
     runs_in_thread,
     text_or_unset,
 )
-from mcpgen.runtime.server.signature import signature_of
+from mcpgen.runtime.server.signature import check_shape, is_coroutine_function, signature_of
 from mcpgen.runtime.shared.headers import annotated_params
 from mcpgen.runtime.shared.jsonschema import compile_schema
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server.tasks import TaskStart, TaskSupport
 
+log = logging.getLogger("mcpgen")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 # Return types sent as content, not structured output: text, bytes and content blocks.
 CONTENT_TYPES: tuple[type, ...] = (
@@ -113,28 +116,37 @@ class Catalog:
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
     ) -> None:
-        sig = signature_of(as_callable(fn, "tool"), inject_types=(Context,), content_types=CONTENT_TYPES)
-        check = compile_schema(input_schema) if input_schema is not None else None
-        tool_name = name or sig.name
+        as_callable(fn, "tool")
+        tool_name: str = name or getattr(fn, "__name__", None) or type(fn).__name__
         if not TOOL_NAME.fullmatch(tool_name):
             raise ValueError(f"invalid tool name {tool_name!r}: use 1-128 of A-Z a-z 0-9 _ - .")
         if tool_name in self.tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered")
-        definition = Tool(
-            name=tool_name,
-            title=title or UNSET,
-            description=text_or_unset(description or sig.description),
-            input_schema=input_schema if input_schema is not None else sig.input_schema,
-            output_schema=sig.output_schema if sig.output_schema is not None else UNSET,
-            annotations=annotations or UNSET,
-            icons=icons or UNSET,
-            meta=meta or UNSET,
-        )
+        check_shape(fn)  # what can be told without reading the annotations: at once
+        if isinstance(scopes, str):
+            raise TypeError(f"scopes= is a list of scope names, not the string {scopes!r}")
+        threaded = in_thread(is_coroutine_function(fn), tool_name, blocking)
+
+        def build() -> tuple[Any, Tool, Any, Callable[[Any], None] | None]:
+            sig = signature_of(fn, inject_types=(Context,), content_types=CONTENT_TYPES)
+            definition = Tool(
+                name=tool_name,
+                title=title or UNSET,
+                description=text_or_unset(description or sig.description),
+                input_schema=input_schema if input_schema is not None else sig.input_schema,
+                output_schema=sig.output_schema if sig.output_schema is not None else UNSET,
+                annotations=annotations or UNSET,
+                icons=icons or UNSET,
+                meta=meta or UNSET,
+            )
+            returns = typing.get_type_hints(fn).get("return") if sig.output_schema is not None else None
+            return sig, definition, returns, compile_schema(input_schema) if input_schema is not None else None
+
+        if input_schema is not None:
+            compile_schema(input_schema)  # a schema that cannot be used is refused at once
         self._declare_scopes("tools/call", tool_name, scopes)
-        returns = typing.get_type_hints(fn).get("return") if sig.output_schema is not None else None
-        in_thread = runs_in_thread(sig, blocking)
         tasked = (task, task_start) if task else None
-        self.tools[tool_name] = ToolEntry(fn, sig, in_thread, definition, returns, check, tasked)
+        self.tools[tool_name] = ToolEntry(fn, tool_name, threaded, tasked, build)
         self.changed("tools")
 
     def add_resource(
@@ -276,7 +288,7 @@ class Catalog:
         found = self._lists.get(feature)
         if found is None:
             if feature == "tools":
-                found = [t.definition for t in list(self.tools.values())]
+                found = [t for t in map(_built_definition, list(self.tools.values())) if t is not None]
             elif feature == "prompts":
                 found = [p.definition for p in list(self.prompts.values())]
             elif feature == "templates":
@@ -363,3 +375,13 @@ class Catalog:
         for scopes in [*self.scopes.values(), *self.template_scopes.values()]:
             found.update(dict.fromkeys(scopes))
         return list(found)
+
+
+def _built_definition(entry: ToolEntry) -> Tool | None:
+    """A tool's definition, made now if it was not; a tool that cannot be made is left out
+    of the list, with the reason in the log (its calls are answered with that reason)."""
+    try:
+        return entry.definition
+    except (TypeError, ValueError, NameError) as exc:
+        log.error("mcpgen: tool %s cannot be served: %s", entry.name, exc)
+        return None

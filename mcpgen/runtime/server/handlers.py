@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     CallToolRequestParams,
     CallToolResult,
     CompleteRequestParams,
@@ -43,7 +43,7 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
 from mcpgen.runtime.jsonrpc.context import current_request
-from mcpgen.runtime.jsonrpc.kernel import NOT_NOW
+from mcpgen.runtime.jsonrpc.kernel import NOT_NOW, Later
 from mcpgen.runtime.server.catalog import Catalog
 from mcpgen.runtime.server.content import to_content, to_contents, to_messages
 from mcpgen.runtime.server.context import Context
@@ -112,6 +112,11 @@ class Handlers:
             return started
         found, kwargs = started
         if not found.now:
+            sig = found.signature
+            if sig.is_async and sig.context_param is None:
+                # The common case (an async def without a Context): its task awaits the
+                # function itself, then makes the result (no coroutine of ours between).
+                return Later(found.fn, kwargs, self._tool_result, self._tool_failed, found)
             return partial(self._run_tool, found, kwargs)
         try:
             value = found.fn(**kwargs)
@@ -128,7 +133,7 @@ class Handlers:
                 # coroutine of _invoke's between, no label formatted for it.
                 value = await entry.fn(**kwargs)
             else:
-                value = await self._invoke(entry.fn, sig, entry.in_thread, kwargs, f"tool {entry.definition.name}")
+                value = await self._invoke(entry.fn, sig, entry.in_thread, kwargs, f"tool {entry.name}")
         except Exception as exc:
             return self._tool_failed(entry, exc)
         return self._tool_result(entry, value)
@@ -142,16 +147,21 @@ class Handlers:
             entry = self.catalog.tools.get(params.name)
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        try:
+            check = entry.check_input  # made on the tool's first use (what registration left to it)
+        except (TypeError, ValueError, NameError) as exc:
+            log.error("mcpgen: tool %s cannot be served: %s", entry.name, exc)
+            return tool_error(f"Tool {entry.name} cannot be served: {exc}")
         arguments = params.arguments if params.arguments is not UNSET else None
         try:
-            if entry.check_input is not None:
-                entry.check_input(arguments or {})
+            if check is not None:
+                check(arguments or {})
             return entry, entry.signature.decode_arguments(arguments)
         except (ArgumentError, SchemaValidationError) as exc:
             return tool_error(f"Invalid arguments for {params.name}: {exc}")
 
     def _tool_failed(self, entry: ToolEntry, exc: Exception) -> CallToolResult:
-        name = entry.definition.name
+        name = entry.name
         if isinstance(exc, InputRequired):
             raise exc  # the tool asked the client a question: the request answers with it
         if isinstance(exc, (ToolError, CapabilityError)):
@@ -166,7 +176,7 @@ class Handlers:
     def _tool_result(self, entry: ToolEntry, value: Any) -> CallToolResult:
         if isinstance(value, CallToolResult):
             return value
-        name = entry.definition.name
+        name = entry.name
         try:
             if entry.signature.output_schema is None:
                 if isinstance(value, dict):  # structured data without a declared schema

@@ -59,6 +59,9 @@ class HttpOptions:
     # With a store: how long a stream followed from it may wait for the store when it is
     # away (frozen, restarting) before the stream is ended.
     store_patience: float = 30.0
+    # At start-up, tune Python's garbage collector for serving (server/collector.py: gc.freeze
+    # and rarer collections), unless the application set its own thresholds.
+    tune_gc: bool = True
 
     def per_caller_sessions(self) -> int:
         if self.max_sessions_per_caller is not None:

@@ -178,6 +178,10 @@ class McpHttpApp:
                     log.exception("mcpgen: the server's lifespan failed to start")
                     await send({"type": "lifespan.startup.failed", "message": f"{type(exc).__name__}: {exc}"})
                     return
+                if self.options.tune_gc:
+                    from mcpgen.runtime.server.collector import tune_for_serving
+
+                    tune_for_serving()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.close()

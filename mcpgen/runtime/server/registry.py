@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from mcpgen.generated import Prompt, Resource, ResourceTemplate, Tool
+from mcpgen.protocol.v2025_11_25 import Prompt, Resource, ResourceTemplate, Tool
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.content import to_contents
@@ -46,25 +46,69 @@ def default_mime(sig: Signature) -> str | None:
 
 # The registry's records are msgspec Structs, not dataclasses: a dataclass costs ~0.4 ms
 # to create (it compiles its methods), paid at import before every server's first answer.
-class ToolEntry(msgspec.Struct):
-    fn: Callable[..., Any]
-    signature: Signature
-    in_thread: bool  # a plain def not declared blocking=False
-    definition: Tool
-    returns: Any  # the return annotation, for checking structured output
-    check_input: Callable[[Any], None] | None = None  # for a tool given an explicit input schema
-    task: tuple[TaskSupport, TaskStart] | None = None  # tasks extension: support, how the task starts
-    # Answered on the spot (call_tool_now): a plain def declared blocking=False that takes
-    # no Context and is no task. Worked out once, since every such call asks.
-    now: bool = False
+class ToolEntry:
+    """A registered tool. What serving it takes (its signature, its definition with the
+    input and output schemas, the checker of an explicit input schema) is made when it is
+    first listed or called, not when it is registered: a server of thousands of tools
+    answers its first request without making them all. ``build`` turns the options into
+    them (given by the catalog); a tool that cannot be built raises there, naming itself.
+    Once built, they are plain attributes (nothing is looked up per call)."""
 
-    def __post_init__(self) -> None:
-        self.now = not (
-            self.in_thread
-            or self.signature.is_async
-            or self.signature.context_param is not None
-            or self.task is not None  # the tasks extension decides how it runs
-        )
+    __slots__ = (
+        "fn",
+        "name",
+        "in_thread",
+        "task",
+        "now",
+        "_build",
+        "signature",
+        "definition",
+        "returns",
+        "check_input",
+    )
+
+    # Made by build(): the signature; the definition; the return annotation, for checking
+    # structured output (None: not checked); the checker of an explicit input schema.
+    signature: Signature
+    definition: Tool
+    returns: Any
+    check_input: Callable[[Any], None] | None
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        in_thread: bool,
+        task: tuple[TaskSupport, TaskStart] | None,
+        build: Callable[[], tuple[Signature, Tool, Any, Callable[[Any], None] | None]],
+    ) -> None:
+        self.fn = fn
+        self.name = name
+        self.in_thread = in_thread  # a plain def not declared blocking=False
+        self.task = task  # tasks extension: support, how the task starts
+        # Answered on the spot (call_tool_now): a plain def declared blocking=False that takes
+        # no Context and is no task. Worked out when built (every call builds first).
+        self.now = False
+        self._build = build
+
+    def built(self) -> bool:
+        """Make what serving the tool takes, once (what it raises: why it cannot be served)."""
+        try:
+            object.__getattribute__(self, "signature")  # not through __getattr__ (which calls here)
+        except AttributeError:
+            pass
+        else:
+            return True
+        sig, self.definition, self.returns, self.check_input = self._build()
+        self.now = not (self.in_thread or sig.is_async or sig.context_param is not None or self.task is not None)
+        self.signature = sig  # last: its presence says the rest is there
+        return True
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for the slots build() fills, before it has (a slot not set reads as missing).
+        if name in ("signature", "definition", "returns", "check_input") and self.built():
+            return object.__getattribute__(self, name)
+        raise AttributeError(name)
 
 
 class ResourceEntry(msgspec.Struct):
@@ -162,9 +206,13 @@ def as_callable(fn: Any, decorator: str) -> Callable[..., Any]:
 
 def runs_in_thread(sig: Signature, blocking: bool | None) -> bool:
     """Whether a handler runs in the thread pool: a plain def unless ``blocking=False``."""
-    if sig.is_async:
+    return in_thread(sig.is_async, sig.name, blocking)
+
+
+def in_thread(is_async: bool, name: str, blocking: bool | None) -> bool:
+    if is_async:
         if blocking:
-            raise TypeError(ASYNC_BLOCKING.format(name=sig.name))
+            raise TypeError(ASYNC_BLOCKING.format(name=name))
         return False
     return blocking is not False
 

@@ -1,12 +1,15 @@
 """Turn a Python callable into an MCP tool/prompt description and argument decoder.
 
-Everything is delegated to msgspec: the parameters become one keyword-only
-``Struct`` (built once, in :func:`signature_of`), its JSON Schema becomes the
-``inputSchema``, and decoding a ``tools/call`` is a single ``msgspec.convert``.
+Everything is delegated to msgspec: the parameters become one keyword-only ``Struct``
+(made on the first call: a server of thousands of tools starts without making one each),
+the JSON Schema of its fields becomes the ``inputSchema``, and decoding a ``tools/call`` is
+a single ``msgspec.convert``. The schema of each parameter type is made once per type, so
+registering many tools over the same types costs little each.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import sys
@@ -46,7 +49,7 @@ class Signature(msgspec.Struct, frozen=True):
     wrap_result: bool
     context_param: str | None
     is_async: bool
-    _arguments: type[msgspec.Struct]  # the parameters' Struct (in repr and ==: it is per function)
+    _arguments: _Arguments  # makes the parameters' Struct (in repr and ==: it is per function)
     returns: Any = None  # the return annotation, resolved; None when there is none
     # Parameters pydantic checks (pydantic_types): name -> the validator run after msgspec's
     # decode, on the arguments the caller sent. None (the usual case) costs one test per call.
@@ -61,7 +64,7 @@ class Signature(msgspec.Struct, frozen=True):
         elif not isinstance(arguments, dict) and isinstance(arguments, Mapping):
             arguments = dict(arguments)  # msgspec.convert reads JSON objects from dicts only
         try:
-            decoded = msgspec.convert(arguments, self._arguments)
+            decoded = msgspec.convert(arguments, self._arguments.ready or self._arguments.struct())
         except msgspec.ValidationError as exc:
             raise ArgumentError(_argument_message(str(exc))) from None
         # Shallow, keyed by __struct_fields__: nested Structs/dataclasses stay as they are.
@@ -117,20 +120,13 @@ def signature_of(
             defaults[param.name] = param.default
             fields.append((param.name, annotation, _struct_default(param.default)))
 
-    # kw_only lets required and defaulted parameters interleave in any order;
-    # placing the Struct in this module keeps msgspec's $defs naming from ever
-    # clashing with a user type of the same name.
-    arguments = msgspec.defstruct(
-        f"{name}_arguments",
-        fields,
-        kw_only=True,
-        forbid_unknown_fields=True,
-        module=__name__,
-    )
+    arguments = _Arguments(name, fields)
     try:
-        root, defs = _schema(arguments)
+        root, defs = _fields_schema(fields)
     except TypeError as exc:
         raise TypeError(f"unsupported parameter type in `{name}`: {exc}") from exc
+    except _Clash:  # two parameter types' $defs share a name: msgspec names them apart together
+        root, defs = _schema(arguments.struct())
     properties: dict[str, Any] = root.get("properties", {})
     properties.update(pydantic_schemas)
     defs = {**defs, **pydantic_defs}
@@ -168,6 +164,94 @@ def signature_of(
         validators=validators or None,
         dump=dump,
     )
+
+
+class _Arguments:
+    """The parameters' Struct, made on first use. Keyword-only lets required and defaulted
+    parameters interleave in any order; placing the Struct in this module keeps msgspec's
+    $defs naming from ever clashing with a user type of the same name."""
+
+    __slots__ = ("name", "fields", "ready")
+
+    def __init__(self, name: str, fields: list[tuple[str, Any] | tuple[str, Any, Any]]) -> None:
+        self.name = name
+        self.fields = fields
+        self.ready: type[msgspec.Struct] | None = None  # the Struct, once made
+
+    def struct(self) -> type[msgspec.Struct]:
+        found = self.ready
+        if found is None:
+            found = self.ready = msgspec.defstruct(
+                f"{self.name}_arguments", self.fields, kw_only=True, forbid_unknown_fields=True, module=__name__
+            )
+        return found
+
+    def __repr__(self) -> str:
+        return f"<arguments of {self.name}>"
+
+
+class _Clash(Exception):
+    pass
+
+
+def _fields_schema(fields: list[tuple[str, Any] | tuple[str, Any, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The schema of an object of these fields (as msgspec makes one of a Struct of them),
+    from each type's schema made once; raises _Clash when two types' $defs share a name."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    defs: dict[str, Any] = {}
+    for field in fields:
+        root, found = _type_schema(field[1])
+        properties[field[0]] = dict(root)  # its own: a default may be added to it
+        if len(field) == 2:
+            required.append(field[0])
+        for key, value in found.items():
+            if defs.setdefault(key, value) is not value and defs[key] != value:
+                raise _Clash(key)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema, defs
+
+
+def _type_schema(tp: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """msgspec's schema of one type (a field's), and its ``$defs``: shared, never changed."""
+    try:
+        return _cached_type_schema(tp)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        (root,), defs = msgspec.json.schema_components((tp,), ref_template=_REF_PREFIX + "{name}")
+        return root, defs
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_type_schema(tp: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    (root,), defs = msgspec.json.schema_components((tp,), ref_template=_REF_PREFIX + "{name}")
+    return root, defs
+
+
+def check_shape(fn: Callable[..., Any]) -> None:
+    """Refuse at once what no annotation can mend: ``*args``, ``**kwargs``, positional-only
+    parameters (read off a plain function's code, without resolving its annotations)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or not inspect.isfunction(fn):
+        return  # another callable: signature_of checks it when the tool is built
+    name = getattr(fn, "__name__", "function")
+    names = code.co_varnames
+    positional = code.co_argcount + code.co_kwonlyargcount
+    if code.co_posonlyargcount:
+        raise TypeError(f"parameter `{names[0]}` of `{name}` is positional-only; MCP passes arguments by name")
+    if code.co_flags & inspect.CO_VARARGS:
+        raise TypeError(f"`{name}` takes *{names[positional]}; MCP arguments are named, declare each parameter")
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        star = positional + (1 if code.co_flags & inspect.CO_VARARGS else 0)
+        raise TypeError(f"`{name}` takes **{names[star]}; declare each argument so it has a schema")
+
+
+def is_coroutine_function(fn: Callable[..., Any]) -> bool:
+    # B004: __call__ is read to see whether an instance's call is async, not to test callability.
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
 
 
 def _involves_pydantic(annotation: Any, default: Any = None) -> bool:
@@ -267,11 +351,14 @@ def _output_schema(annotation: Any, content_types: tuple[type, ...]) -> tuple[di
     if content_types and _mentions(annotation, content_types, through_sequences=True):
         return None, False
     try:
-        root, defs = _schema(annotation)
+        root, defs = _type_schema(annotation)
     except TypeError:
         # msgspec cannot describe it (an arbitrary class): the runtime sends such
         # results as plain content, so advertise no structured output.
         return None, False
+    if set(root) == {"$ref"}:
+        root = defs[root["$ref"].removeprefix(_REF_PREFIX)]
+    root = dict(root)  # its own: _with_defs may add to it
     if root.get("type") == "object":
         return _with_defs(root, defs), False
     # Structured content must be a JSON object, so anything else is boxed.
@@ -289,6 +376,8 @@ def _schema(tp: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _with_defs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """Attach the ``$defs`` that ``schema`` (transitively) refers to, and no others."""
+    if not defs:
+        return schema  # nothing it could refer to (the common case: plain parameter types)
     needed: dict[str, Any] = {}
     pending = list(_refs(schema))
     while pending:

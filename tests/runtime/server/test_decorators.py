@@ -156,3 +156,35 @@ def test_a_template_whose_variables_miss_the_parameters_is_refused() -> None:
     @server.resource_template("notes://{id}{?lang}")
     def optional(id: str, lang: str = "en", verbose: bool = False) -> str:
         return id
+
+
+async def test_a_tool_is_built_when_first_listed_or_called() -> None:
+    """Registering a tool reads no annotation (a server of thousands starts at once); what
+    only the annotations can tell is told when the tool is first listed or called: the list
+    leaves it out and says why in the log, a call answers with why."""
+    from mcpgen import Client
+
+    class Opaque: ...
+
+    server = Server("lazy")
+
+    @server.tool()
+    def fine(a: int) -> int:
+        return a
+
+    @server.tool()
+    def broken(a: Opaque) -> str:  # no schema for Opaque: found when built
+        return "never"
+
+    with pytest.raises(AttributeError):  # not built at registration
+        object.__getattribute__(server.catalog.tools["broken"], "signature")
+    async with Client(server) as client:
+        assert [t.name for t in await client.list_tools()] == ["fine"]
+        answer = await client.call_tool("broken", {"a": 1})
+    assert answer.is_error is True and "cannot be served" in answer.content[0].text  # type: ignore[union-attr]
+
+    def positional(a: int, /) -> int:
+        return a
+
+    with pytest.raises(TypeError, match="positional-only"):
+        server.tool()(positional)  # what the function's shape says is refused at once
