@@ -317,9 +317,9 @@ class McpHttpApp:
             return
         stream = live.transport.new_stream()
         live.transport.streams[env.id] = stream
-        events = live.transport.events
-        if isinstance(events, SharedEventStore):  # its first event names the request (see WriterGone)
-            events.adopt(stream.id, events.name_of(stream.id), msgspec.json.encode(env.id))
+        shared = live.transport.shared
+        if shared is not None:  # its first event names the request (see WriterGone)
+            shared.adopt(stream.id, shared.name_of(stream.id), msgspec.json.encode(env.id))
         live.session.on_envelope(env)
         await self._answer(live, stream, receive, send, extra)
 

@@ -43,6 +43,9 @@ class HttpSessionTransport:
         self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.streams: dict[RequestId, Stream] = {}
         self.events = options.event_store()
+        # The same store when other workers read it too; checked once here, since checking
+        # a Protocol costs about 60 calls and this is asked for every request.
+        self.shared: SharedEventStore | None = self.events if isinstance(self.events, SharedEventStore) else None
         self.stream_ids: set[str] = set()
         # Finished streams whose events are kept for a late resume, oldest first.
         self.finished: deque[str] = deque()
@@ -131,8 +134,8 @@ class HttpSessionTransport:
 
     def standalone_name(self) -> str:
         """The standalone stream's name in a shared event store ("" without one)."""
-        events, standalone = self.events, self.standalone
-        return events.name_of(standalone.id) if standalone is not None and isinstance(events, SharedEventStore) else ""
+        shared, standalone = self.shared, self.standalone
+        return shared.name_of(standalone.id) if standalone is not None and shared is not None else ""
 
 
 @dataclass
@@ -247,11 +250,11 @@ class SessionTable:
         task.add_done_callback(lambda _: self.host.sessions.discard(session))
         live = Live(transport, session, task, caller=caller)
         self.sessions[session_id] = live
-        if transport.standalone is not None and isinstance(transport.events, SharedEventStore):
+        if transport.standalone is not None and transport.shared is not None:
             # Several workers: the standalone stream goes to the store, where a GET on any
             # worker follows it (its frames wait in its queue, within its buffer, meanwhile).
             drains: set[asyncio.Task[None]] = live.extra.setdefault("drains", set())
-            drained = asyncio.ensure_future(drain(live, transport.standalone, transport.events))
+            drained = asyncio.ensure_future(drain(live, transport.standalone, transport.shared))
             drains.add(drained)
             drained.add_done_callback(drains.discard)
         return live

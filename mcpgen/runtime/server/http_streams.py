@@ -72,6 +72,7 @@ class StreamHolder(Protocol):
     """What serving a stream uses of the session transport that owns it (it sits above)."""
 
     events: EventStore
+    shared: SharedEventStore | None  # ``events`` when other workers read it too
     standalone: Stream | None
 
     async def retire(self, stream: Stream, stored: bool) -> None: ...
@@ -176,7 +177,7 @@ async def serve_stream(
                         if final is not None:
                             await keep(events, stream.id, frame)
                             if final:
-                                await end_stream(events, stream.id)
+                                await end_stream(live.transport.shared, stream.id)
                     if leave.done() and not disconnected.done():
                         await send({"type": "http.response.body", "body": b"", "more_body": False})
                     return
@@ -190,7 +191,7 @@ async def serve_stream(
                 break  # the handler asked to end this connection (polling); the stream lives on
             ready.append(sse.event(frame, await keep(events, stream.id, frame)))
             if final:
-                await end_stream(events, stream.id)
+                await end_stream(live.transport.shared, stream.id)
                 break
         async with asyncio.timeout(options.stall_timeout):
             await send({"type": "http.response.body", "body": b"".join(ready), "more_body": False})
@@ -218,10 +219,10 @@ async def park(options: HttpOptions, live: Holder, stream: Stream) -> None:
         return
     if stream is transport.standalone:
         return  # stays the session's standalone stream for the next GET
-    if isinstance(transport.events, SharedEventStore):
+    if transport.shared is not None:
         # Another worker may serve the resume: what comes goes to the shared store.
         drains: set[asyncio.Task[None]] = live.extra.setdefault("drains", set())
-        task = asyncio.ensure_future(drain(live, stream, transport.events))
+        task = asyncio.ensure_future(drain(live, stream, transport.shared))
         drains.add(task)
         task.add_done_callback(drains.discard)
         return
@@ -417,11 +418,12 @@ async def keep(events: EventStore, stream_id: str, frame: bytes) -> str | None:
         return None
 
 
-async def end_stream(events: EventStore, stream_id: str) -> None:
-    """Mark a stream's end in a shared store, for a reader following it on another worker."""
-    if isinstance(events, SharedEventStore):
+async def end_stream(shared: SharedEventStore | None, stream_id: str) -> None:
+    """Mark a stream's end in a shared store (if any), for a reader following it on another
+    worker."""
+    if shared is not None:
         try:
-            await events.end(stream_id)
+            await shared.end(stream_id)
         except StoreUnavailable as exc:
             _store_down(exc)
 
