@@ -11,6 +11,7 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,8 +25,22 @@ CALLS = 50
 BASE = 1000  # the calls' ids (the peer numbers its own requests from 1)
 
 
+_started: list[RawPeer] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_server_left() -> Iterator[None]:
+    """A failing test leaves no server running (it would hold its calls for 1,000 s)."""
+    yield
+    while _started:
+        peer = _started.pop()
+        if peer.process.returncode is None:
+            peer.process.kill()
+
+
 async def start(grace: float) -> RawPeer:
     peer = await RawPeer.start("--grace", str(grace), script=STOPPING)
+    _started.append(peer)
     assert "result" in await peer.initialize()
     return peer
 
