@@ -34,7 +34,7 @@ from mcpgen.runtime.jsonrpc.kernel import Slots
 from mcpgen.runtime.server.http_streams import Dropped, keeps
 from mcpgen.runtime.server.stateless import http_status
 from mcpgen.runtime.transports import sse
-from mcpgen.runtime.transports.asgi import Receive, Send, respond, sse_headers
+from mcpgen.runtime.transports.asgi import Receive, Send, respond, send_within, sse_headers
 from mcpgen.runtime.versions import SUPPORTED, era_of
 
 if TYPE_CHECKING:
@@ -140,8 +140,7 @@ async def _answer(send: Send, reply: kernel.OneReply, stall: float) -> None:
     if reply.answer_frame is not None:  # else: cancelled, nothing to say
         frame, code = reply.answer_frame
         try:
-            async with asyncio.timeout(stall):  # a client not reading holds the send
-                await respond(send, 200 if code is None else http_status(code), frame)
+            await respond(send, 200 if code is None else http_status(code), frame, stall=stall)
         except TimeoutError:
             log.warning("mcpgen: a client read nothing of its answer for %g s; ending it", stall)
 
@@ -153,13 +152,12 @@ async def _stream(outbox: _Outbox, disconnected: asyncio.Future[None], send: Sen
         while True:
             while reply.items:
                 event = sse.event(outbox.take())
-                async with asyncio.timeout(stall):  # a client not reading holds the send
-                    await send({"type": "http.response.body", "body": event, "more_body": True})
+                # A client not reading holds the send: ended after ``stall`` seconds.
+                await send_within(send, {"type": "http.response.body", "body": event, "more_body": True}, stall)
             if reply.ended:
                 last = reply.answer_frame
                 body = sse.event(last[0]) if last else b""
-                async with asyncio.timeout(stall):
-                    await send({"type": "http.response.body", "body": body, "more_body": False})
+                await send_within(send, {"type": "http.response.body", "body": body, "more_body": False}, stall)
                 return
             if disconnected.done():
                 return

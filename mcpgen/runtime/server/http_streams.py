@@ -26,7 +26,7 @@ from mcpgen.runtime.jsonrpc.framing import error_frame
 from mcpgen.runtime.stores.event_store import EventStore, SharedEventStore
 from mcpgen.runtime.stores.shared_store import StoreUnavailable, WriterGone
 from mcpgen.runtime.transports import sse
-from mcpgen.runtime.transports.asgi import HttpError, Receive, Send, sse_headers, wait_disconnect
+from mcpgen.runtime.transports.asgi import HttpError, Message, Receive, Send, send_within, sse_headers, wait_disconnect
 from mcpgen.runtime.transports.asgi import body as send_body
 
 if TYPE_CHECKING:
@@ -51,6 +51,10 @@ def keeps(buffered: int, frame: bytes, budget: int, final: bool | None) -> bool:
     if frame.find(_PROGRESS, 0, 64) >= 0:
         return False
     return buffered < 2 * budget
+
+
+def _more(chunk: bytes) -> Message:
+    return {"type": "http.response.body", "body": chunk, "more_body": True}
 
 
 class Dropped:
@@ -162,8 +166,8 @@ async def serve_stream(
                 frame, final = stream.queue.get_nowait()
             else:
                 if ready:
-                    async with asyncio.timeout(options.stall_timeout):  # a client not reading holds it
-                        await send_body(send, b"".join(ready))
+                    # A client not reading holds the send: ended after stall_timeout.
+                    await send_within(send, _more(b"".join(ready)), options.stall_timeout)
                     ready.clear()
                 getter = asyncio.ensure_future(stream.queue.get())
                 done, _ = await asyncio.wait(
@@ -183,8 +187,7 @@ async def serve_stream(
                     return
                 if getter not in done:
                     getter.cancel()
-                    async with asyncio.timeout(options.stall_timeout):
-                        await send_body(send, sse.KEEPALIVE)
+                    await send_within(send, _more(sse.KEEPALIVE), options.stall_timeout)
                     continue
                 frame, final = getter.result()
             if final is None:
@@ -193,8 +196,7 @@ async def serve_stream(
             if final:
                 await end_stream(live.transport.shared, stream.id)
                 break
-        async with asyncio.timeout(options.stall_timeout):
-            await send({"type": "http.response.body", "body": b"".join(ready), "more_body": False})
+        await send_within(send, {"type": "http.response.body", "body": b"".join(ready)}, options.stall_timeout)
     except TimeoutError:
         # The client took nothing for stall_timeout seconds: its connection is ended, the
         # stream parked (what was sent is in the store: a resume replays it).
