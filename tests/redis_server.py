@@ -46,11 +46,13 @@ def require_redis() -> str:
 
 @dataclass
 class RedisServer:
-    """One running redis-server: its URL, and a way to stop it mid-test."""
+    """One running redis-server: its URL, and ways to stop, freeze and restart it mid-test."""
 
     url: str
     port: int
     process: subprocess.Popen[bytes]
+    command: list[str] | None = None
+    workdir: str = ""
 
     def stop(self) -> None:
         """Stop the server now (SIGTERM, then SIGKILL if it lingers)."""
@@ -61,6 +63,32 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    def restart(self, *, keep_data: bool, down: float = 1.0) -> float:
+        """Stop the server and start it again on the same port after ``down`` seconds:
+        with its data (saved to disk on the way down, loaded on the way up) or empty.
+        Returns how long it was unreachable."""
+        assert self.command is not None
+        dump = os.path.join(self.workdir, "dump.rdb")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(dump)
+        started = time.monotonic()
+        if keep_data:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
+                sock.sendall(b"SHUTDOWN SAVE\r\n")
+                with contextlib.suppress(OSError):
+                    sock.recv(64)
+            self.process.wait(10)
+            assert os.path.exists(dump), "redis-server saved no data on its way down"
+        else:
+            self.process.kill()
+            self.process.wait()
+        time.sleep(max(0.0, down - (time.monotonic() - started)))
+        self.process = subprocess.Popen(
+            self.command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self.workdir
+        )
+        _wait_for(self.port, self.process)
+        return time.monotonic() - started
 
 
 def _pings(port: int) -> bool:
@@ -96,16 +124,20 @@ def redis_server() -> Iterator[RedisServer]:
             "warning",
         ]
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=workdir)
-        server = RedisServer(f"redis://127.0.0.1:{port}/0", port, process)
+        server = RedisServer(f"redis://127.0.0.1:{port}/0", port, process, command, workdir)
         try:
-            deadline = time.monotonic() + 15
-            while not _pings(port):
-                if process.poll() is not None:
-                    errors = process.stderr.read().decode(errors="replace") if process.stderr else ""
-                    raise RuntimeError(f"redis-server exited with {process.returncode}: {errors[-2000:]}")
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"redis-server did not answer on port {port}")
-                time.sleep(0.05)
+            _wait_for(port, process)
             yield server
         finally:
             server.stop()
+
+
+def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 15
+    while not _pings(port):
+        if process.poll() is not None:
+            errors = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise RuntimeError(f"redis-server exited with {process.returncode}: {errors[-2000:]}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"redis-server did not answer on port {port}")
+        time.sleep(0.05)

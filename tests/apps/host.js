@@ -7,18 +7,37 @@ const log = (line) => {
   document.getElementById("log").textContent += line + "\n";
 };
 
-// The extension's restrictive default CSP, widened only by the domains the interface declares.
-function csp(meta) {
-  const declared = meta?.csp ?? {};
-  const list = (domains) => (domains ?? []).join(" ");
+// An origin, as mcpgen's read_interface keeps them (mcpgen/runtime/client/apps.py, ORIGIN):
+// checked again here, so that no declared value can add a keyword or a directive.
+const ORIGIN = /^(?:https?|wss?):\/\/(?:\*\.)?[A-Za-z0-9.-]+(?::(?:\d{1,5}|\*))?(?:\/[A-Za-z0-9._~%\/-]*)?$/;
+
+// The extension's restrictive default CSP, widened only by the origins the interface declares
+// that read_interface kept (`origins`: Interface.csp).
+function csp(origins) {
+  const list = (key) => (origins?.[key] ?? []).filter((value) => ORIGIN.test(value)).join(" ");
   return [
     "default-src 'none'",
-    `script-src 'self' 'unsafe-inline' ${list(declared.resourceDomains)}`,
-    `style-src 'self' 'unsafe-inline' ${list(declared.resourceDomains)}`,
-    `img-src 'self' data: ${list(declared.resourceDomains)}`,
-    `media-src 'self' data: ${list(declared.resourceDomains)}`,
-    `connect-src ${list(declared.connectDomains) || "'none'"}`,
+    `script-src 'self' 'unsafe-inline' ${list("resourceDomains")}`,
+    `style-src 'self' 'unsafe-inline' ${list("resourceDomains")}`,
+    `img-src 'self' data: ${list("resourceDomains")}`,
+    `media-src 'self' data: ${list("resourceDomains")}`,
+    `connect-src ${list("connectDomains") || "'none'"}`,
+    `frame-src ${list("frameDomains") || "'none'"}`,
+    `base-uri ${list("baseUriDomains") || "'none'"}`,
+    "form-action 'none'",
   ].join("; ");
+}
+
+// The interface with the policy as the first element of its head, whatever its markup says
+// (`<HEAD>`, `<head lang=..>`, no head at all): the document is parsed, not searched for a
+// literal "<head>", and the policy comes before anything that could run.
+function withPolicy(html, policy) {
+  const doc = new DOMParser().parseFromString(html, "text/html");
+  const meta = doc.createElement("meta");
+  meta.httpEquiv = "Content-Security-Policy";
+  meta.content = policy;
+  doc.head.prepend(meta);
+  return `<!doctype html>\n${doc.documentElement.outerHTML}`;
 }
 
 async function main() {
@@ -52,8 +71,7 @@ async function main() {
     log("app initialized; sent the tool's input and result");
   };
   await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
-  const policy = `<meta http-equiv="Content-Security-Policy" content="${csp(start.meta)}">`;
-  iframe.srcdoc = start.html.replace("<head>", `<head>${policy}`);
+  iframe.srcdoc = withPolicy(start.html, csp(start.csp));
   document.body.dataset.state = "rendering";
 }
 

@@ -74,7 +74,8 @@ NOT_BEFORE_FIRST_ANSWER = (
 FIRST_ANSWER_RUNTIME = {
     "mcpgen.runtime": ("errors", "extras", "versions"),
     "mcpgen.runtime.jsonrpc": ("capabilities", "context", "eager", "framing", "kernel", "session", "transport"),
-    "mcpgen.runtime.shared": ("extension", "files", "handshake", "headers", "jsonschema", "meta"),
+    # caller: the per-caller key of listen's limits (a context variable, nothing imported).
+    "mcpgen.runtime.shared": ("caller", "extension", "files", "handshake", "headers", "jsonschema", "meta"),
     "mcpgen.runtime.transports": ("stdio",),
     "mcpgen.runtime.auth": ("info",),
     "mcpgen.runtime.server": (

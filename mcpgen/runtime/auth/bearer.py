@@ -75,11 +75,13 @@ DpopMode = Literal["allowed", "required", "off"]
 
 class _Target(msgspec.Struct):
     """Just enough of a request's params to know what it calls (``ref``: what a
-    ``completion/complete`` completes)."""
+    ``completion/complete`` completes; ``notifications``: what a ``subscriptions/listen``
+    follows)."""
 
     name: Any = None
     uri: Any = None
     ref: Any = None
+    notifications: Any = None
 
 
 class Refusal:
@@ -357,14 +359,31 @@ class BearerAuth:
         token lacks the declared scopes of (None when it may run)."""
         server, info = self._server, current_auth.get()
         completes = env.method == "completion/complete"
+        listens = env.method == "subscriptions/listen"
         field = _NAMED.get(env.method) if isinstance(env.method, str) else None
-        if server is None or info is None or (field is None and not completes) or env.params is msgspec.UNSET:
+        if (
+            server is None
+            or info is None
+            or (field is None and not completes and not listens)
+            or env.params is msgspec.UNSET
+        ):
             return None
         try:
             target = msgspec.json.decode(env.params, type=_Target)
         except (msgspec.DecodeError, msgspec.ValidationError):
             return None  # params that do not parse: refused as such before any handler
-        if completes:
+        if listens:
+            # A listen naming resources is a subscription to each: it needs what
+            # resources/subscribe of that URI would (else it tells of changes the token may
+            # not subscribe to).
+            wanted = target.notifications if isinstance(target.notifications, dict) else {}
+            uris = wanted.get("resourceSubscriptions")
+            named = {uri: None for uri in uris if isinstance(uri, str)} if isinstance(uris, list) else {}
+            listened: dict[str, None] = {}
+            for uri in named:
+                listened.update(dict.fromkeys(server.required_scopes("resources/subscribe", uri)))
+            required: tuple[str, ...] = tuple(listened)
+        elif completes:
             ref = target.ref if isinstance(target.ref, dict) else {}
             kind, name = ref.get("type"), ref.get("name" if ref.get("type") == "ref/prompt" else "uri")
             if not isinstance(kind, str) or not isinstance(name, str):

@@ -6,14 +6,18 @@ resource reads) to the server; which tools the app may call and which the model 
 follow each tool's ``visibility``. The checks here are the ones a host owes before
 rendering: the URI is ``ui://``, the contents are ``text/html;profile=mcp-app``, the
 document is not larger than the host accepts, and its metadata decodes by the extension's
-schema (:mod:`mcpgen.protocol.ext_apps`).
+schema (:mod:`mcpgen.protocol.ext_apps`). The origins its Content Security Policy declares
+are checked too: a value that is not an origin (``*``, ``'unsafe-eval'``, ``data:``, a
+``;`` starting another directive) is flagged and left out of :attr:`Interface.csp`, the
+origins a host may allow.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -28,6 +32,11 @@ UI_SETTINGS: dict[str, Any] = {"mimeTypes": [UI_MIME]}
 """What a host that renders HTML interfaces declares under the extension's identifier."""
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 """The largest interface document :func:`checked_interface` accepts unless told otherwise."""
+CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
+"""The lists of origins an interface's ``_meta.ui.csp`` may declare."""
+# An origin (a host source of CSP): a web or WebSocket scheme, a host (its leftmost label
+# may be a wildcard), an optional port and path; no quotes, spaces, ";" or ",".
+ORIGIN = re.compile(r"(?:https?|wss?)://(?:\*\.)?[A-Za-z0-9.-]+(?::(?:\d{1,5}|\*))?(?:/[A-Za-z0-9._~%/-]*)?")
 
 
 class InterfaceError(ValueError):
@@ -60,11 +69,17 @@ class UiTool:
 
 @dataclass(frozen=True)
 class Interface:
-    """A fetched interface: its HTML and its ``_meta.ui`` (CSP domains, permissions, ...)."""
+    """A fetched interface: its HTML and its ``_meta.ui`` (CSP domains, permissions, ...).
+
+    ``csp`` holds the origins its policy may allow, per list (``connectDomains``, ...):
+    what ``meta`` declares, less every value that is not an origin; ``flagged`` says what
+    was left out and why. A host builds the policy from ``csp``, never from ``meta``."""
 
     uri: str
     html: str
     meta: McpUiResourceMeta | None
+    csp: dict[str, list[str]] = field(default_factory=dict)
+    flagged: tuple[str, ...] = ()
 
 
 def ui_tools(tools: list[Tool]) -> list[UiTool]:
@@ -119,4 +134,26 @@ def checked_interface(uri: str, result: Any, max_bytes: int) -> Interface:
         meta = msgspec.convert(raw, McpUiResourceMeta) if raw is not None else None
     except msgspec.ValidationError as exc:
         raise InterfaceError(f"{uri} has invalid MCP Apps metadata: {exc}") from None
-    return Interface(uri, html, meta)
+    csp, flagged = checked_origins(raw.get("csp") if isinstance(raw, dict) else None)
+    for note in flagged:
+        log.warning("mcpgen: interface %s: %s", uri, note)
+    return Interface(uri, html, meta, csp, tuple(flagged))
+
+
+def checked_origins(declared: Any) -> tuple[dict[str, list[str]], list[str]]:
+    """The origins of a declared ``csp`` a host may allow, per list, and one note per value
+    left out (a wildcard, a keyword such as ``'unsafe-eval'``, a scheme such as ``data:``,
+    or text that would start another directive)."""
+    kept: dict[str, list[str]] = {}
+    flagged: list[str] = []
+    if not isinstance(declared, dict):
+        return kept, flagged
+    for key in CSP_KEYS:
+        values = declared.get(key) or []
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, str) and ORIGIN.fullmatch(value):
+                kept.setdefault(key, []).append(value)
+            else:
+                shown = msgspec.json.encode(value).decode()[:80]
+                flagged.append(f"csp.{key}: {shown} is not an origin: left out")
+    return kept, flagged

@@ -603,7 +603,8 @@ class Client(TaskCalls, Listening):
     async def read_interface(self, uri_or_tool: str, *, max_bytes: int | None = None) -> Interface:
         """Fetch an interface by its ``ui://`` URI or by the name of the tool that links it,
         checked as a host must before rendering it (MIME type, size: ``max_bytes``,
-        default 4 MiB; metadata); :class:`InterfaceError` if not."""
+        default 4 MiB; metadata); :class:`InterfaceError` if not. CSP values that are not
+        origins are flagged and left out of ``Interface.csp``."""
         from mcpgen.runtime.client.apps import DEFAULT_MAX_BYTES, InterfaceError, checked_interface, ui_tools
 
         uri = uri_or_tool

@@ -64,6 +64,7 @@ _EMPTY = b"{}"
 _YIELD_EVERY = 64  # frames handled in a row before the receive loop lets other tasks run
 _UNKNOWN = object()
 _CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution  # as the event loop's timers use it
+_CUT = "Internal error: the server stopped before this request finished"
 
 
 @functools.cache
@@ -138,8 +139,12 @@ class Session:
         # wait in order, more are refused. Reading never stops, so responses to our own
         # requests (which running handlers may be waiting for) always get through.
         self.slots = kernel.Slots(max_concurrency)
-        # When the peer closes its side, handlers still running get this long to answer.
+        # When the peer closes its side, handlers still running get this long to answer;
+        # those still running then are answered with an error (their number: ``cut``).
         self.drain_timeout = drain_timeout
+        self.cut = 0
+        self._hurry: asyncio.Future[None] | None = None  # resolved: stop waiting (hurry())
+        self._hurried = False
         self._closing = False
         self._refusals: dict[tuple[str, int], object] = {}
         self._routes: dict[str, kernel.Route] = {}  # method -> how its requests are served
@@ -671,12 +676,21 @@ class Session:
             if not future.done():
                 future.set_exception(ConnectionClosed("the connection closed before a response arrived"))
         self._pending.clear()
-        if grace > 0 and self._inflight:
+        if grace > 0 and self._inflight and not self._hurried:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + grace
+            self._hurry = loop.create_future()
             # Those in line start as the running ones finish: wait for each round.
             while (running := self._running_tasks()) and (remaining := deadline - loop.time()) > 0:
-                await asyncio.wait(running, timeout=remaining)
+                await asyncio.wait([*running, self._hurry], timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
+                if self._hurry.done():
+                    break
+        # What is still being served will not finish: each is told so, rather than left
+        # without an answer (the peer may still read: its side of stdio closed, say).
+        for request in list(self._inflight.values()):
+            if request.state in (kernel.QUEUED, kernel.RUNNING):
+                self.cut += 1
+                self._reply_error(request.request_id, INTERNAL_ERROR, _CUT)
         self._open = False
         for request in list(self._inflight.values()):
             if request.state == kernel.QUEUED:
@@ -688,6 +702,14 @@ class Session:
         if pending:
             await asyncio.wait(pending, timeout=5)
         self._closed.set()
+
+    def hurry(self) -> None:
+        """Stop waiting for running handlers: a shutdown under way (or the next one) cuts
+        them now, answering each with an error (the peer's output is gone, or the operator
+        asked twice)."""
+        self._hurried = True
+        if self._hurry is not None and not self._hurry.done():
+            self._hurry.set_result(None)
 
     def _running_tasks(self) -> list[asyncio.Task[None]]:
         return [request.task for request in self._inflight.values() if request.task is not None]

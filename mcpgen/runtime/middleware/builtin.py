@@ -13,6 +13,7 @@ import msgspec
 from mcpgen.protocol.v2025_11_25 import CallToolResult, TextContent
 from mcpgen.runtime.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
 from mcpgen.runtime.middleware.chain import Call, CallNext, Middleware
+from mcpgen.runtime.shared.caller import current_address
 
 RATE_LIMITED = SERVER_BUSY
 """The code a request over its principal's rate answers with (-32000, a server error: the
@@ -21,13 +22,16 @@ JSON-RPC range left to implementations; the message and ``data.retryAfter`` say 
 
 def principal_key(call: Call) -> str:
     """Who a request counts against: the token's owner (its issuer and subject, else its
-    client id, each named by its kind, as sessions and tasks are owned), else the HTTP
-    session, else one shared bucket (stdio: one client per process anyway)."""
+    client id, each named by its kind, as sessions and tasks are owned), else the client's
+    address over HTTP (as the connection, or a trusted proxy's ``forwarded_header``, gives
+    it: a session or a stateless request is free to renew, an address is not), else one
+    shared bucket (stdio: one client per process anyway)."""
     info = call.principal
     if info is not None:
         issuer, who = info.owner
         return f"{who}@{issuer}"
-    return f"session:{call.session_id}" if call.session_id else "anonymous"
+    address = current_address.get() if call.side == "server" else None
+    return f"address:{address}" if address is not None else "anonymous"
 
 
 class Timing(Middleware):
@@ -62,12 +66,15 @@ class Timing(Middleware):
                 self._log(call, outcome, (time.perf_counter() - start) * 1000)
 
     def _log(self, call: Call, outcome: str, ms: float) -> None:
+        # The target, the request id and the principal come from the peer (a tool name
+        # the server does not have, a URI, a token's subject): escaped and cut, so that no
+        # peer can write a line of its own into the log or fill it.
         fields: dict[str, Any] = {
             "side": call.side,
-            "method": call.method,
-            "target": call.target or call.resource_uri,
-            "request_id": call.request_id,
-            "principal": principal_key(call) if call.side == "server" else None,
+            "method": escaped(call.method),
+            "target": escaped(call.target or call.resource_uri),
+            "request_id": escaped(call.request_id),
+            "principal": escaped(principal_key(call)) if call.side == "server" else None,
             "era": call.era,
             "session_id": call.session_id,
             "outcome": outcome,
@@ -77,8 +84,33 @@ class Timing(Middleware):
             params = call.params
             found = params.get("arguments") if isinstance(params, dict) else getattr(params, "arguments", None)
             fields["arguments"] = msgspec.to_builtins(found)
-        text = " ".join(f"{k}={v}" for k, v in fields.items() if v is not None and k != "arguments")
+        text = " ".join(f"{k}={_quoted(v)}" for k, v in fields.items() if v is not None and k != "arguments")
         self.logger.log(self.level, "mcp %s", text, extra={"mcp": fields})
+
+
+MAX_LOGGED = 200
+"""Characters of a peer's text a log record keeps (the rest is counted, not kept)."""
+
+
+def escaped(value: Any, limit: int = MAX_LOGGED) -> Any:
+    """A peer's text as a log record may hold it: every character that is not printable
+    (line breaks, escape sequences, bidirectional controls) written as its Python escape,
+    and at most ``limit`` characters kept. Anything but a string is left as it is."""
+    if not isinstance(value, str):
+        return value
+    cut = value[:limit]
+    if not cut.isprintable() or "\\" in cut:  # a backslash too: an escape stays unambiguous
+        cut = "".join(c if c.isprintable() and c != "\\" else c.encode("unicode_escape").decode("ascii") for c in cut)
+    return cut if len(value) <= limit else f"{cut}...({len(value)} chars)"
+
+
+def _quoted(value: Any) -> str:
+    """``value`` as one ``key=value`` field of a log line: quoted when it holds a space, a
+    quote or an ``=`` (so that a peer's text cannot pass for another field)."""
+    text = str(value)
+    if text and not any(c in text for c in ' "='):
+        return text
+    return '"' + text.replace('"', '\\"') + '"'
 
 
 class RateLimit(Middleware):
@@ -151,4 +183,4 @@ class ResponseLimit(Middleware):
         raise McpError(INTERNAL_ERROR, text)
 
 
-__all__ = ["RATE_LIMITED", "RateLimit", "ResponseLimit", "Timing", "principal_key"]
+__all__ = ["MAX_LOGGED", "RATE_LIMITED", "RateLimit", "ResponseLimit", "Timing", "escaped", "principal_key"]

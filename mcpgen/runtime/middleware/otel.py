@@ -3,11 +3,18 @@
 One middleware for both sides: on a server it opens a SERVER span per request, continuing
 the trace context the client put in ``params._meta``; on a client a CLIENT span per
 request, whose context it puts in ``params._meta`` (W3C ``traceparent``, ``tracestate``,
-``baggage``, through the global propagator). Span names are ``{mcp.method.name} {target}``
-(target: the tool or prompt name), attributes and error reporting as the conventions say
-and, where they leave a choice, as the official Python SDK's middleware does. It records
-``mcp.{server,client}.operation.duration`` per request and ``mcp.{server,client}.session.
-duration`` per handshake-era session.
+``baggage``, through the global propagator). A server takes the client's context as
+untrusted input: ``traceparent`` and ``tracestate`` only when they are well formed and
+within the W3C sizes (else the span starts its own trace, and nothing the client wrote
+reaches a log), and ``baggage`` not at all unless asked to (``OpenTelemetry(baggage=True)``:
+what a handler's context holds flows into the server's own outgoing calls). Span names and
+attributes hold at most 128 characters of a tool or prompt name and 1,024 of a URI.
+
+Span names are ``{mcp.method.name} {target}`` (target: the tool or prompt name),
+attributes and error reporting as the conventions say and, where they leave a choice, as
+the official Python SDK's middleware does. It records ``mcp.{server,client}.operation.
+duration`` per request and ``mcp.{server,client}.session.duration`` per handshake-era
+session.
 
 ``opentelemetry-api`` is imported when an :class:`OpenTelemetry` is made (``mcpgen[otel]``);
 without an SDK configured its spans and instruments are no-ops.
@@ -16,6 +23,7 @@ without an SDK configured its spans and instruments are no-ops.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +41,20 @@ DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 3
 # Span attributes left off the duration metrics: per-request values (high cardinality), and
 # the resource URI (opt-in there).
 _NOT_ON_METRICS = frozenset({"jsonrpc.request.id", "mcp.session.id", "mcp.resource.uri"})
+MAX_NAME = 128  # characters of a tool or prompt name in a span's name and attributes (the spec's own limit)
+MAX_URI = 1024  # characters of a resource URI in an attribute
+# W3C Trace Context (version 00's fields; a later version may add fields after them) and
+# Baggage, as the recommendations define their members and bound their sizes.
+_TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}(-[0-9a-f-]{0,200})?", re.ASCII)
+_STATE_MEMBER = re.compile(
+    r"[a-z0-9][_0-9a-z\-*/]{0,255}(@[a-z][_0-9a-z\-*/]{0,13})?=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]",
+    re.ASCII,
+)
+_BAGGAGE_MEMBER = re.compile(
+    r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+[ \t]*=[ \t]*[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*"
+    r"([ \t]*;[ \t]*[!#$%&'*+\-.^_`|~0-9A-Za-z]+([ \t]*=[ \t]*[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*)?)*",
+    re.ASCII,
+)
 
 
 class OpenTelemetry(Middleware):
@@ -41,9 +63,17 @@ class OpenTelemetry(Middleware):
     default to the global ones."""
 
     def __init__(
-        self, tracer_provider: TracerProvider | None = None, meter_provider: MeterProvider | None = None
+        self,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        *,
+        baggage: bool = False,
     ) -> None:
+        """``baggage``: on a server, take the client's W3C baggage into the handler's context
+        (and so into the server's own outgoing calls); off by default, since a client's
+        baggage (``role=admin``) is only its say-so."""
         require("opentelemetry.trace", "otel", "OpenTelemetry tracing")
+        self.baggage = baggage
         from opentelemetry import context, metrics, propagate, trace
         from opentelemetry.trace import SpanKind, StatusCode
 
@@ -142,14 +172,39 @@ class OpenTelemetry(Middleware):
 
     def _parent(self, meta: dict[str, Any]) -> Any:
         """The client's trace context from ``_meta``, or None (then the span nests under
-        whatever is current, rather than starting an orphan trace from an empty context)."""
-        if "traceparent" not in meta:
+        whatever is current, rather than starting an orphan trace from an empty context).
+        Only well-formed values reach the propagator: what it refuses, it logs as sent."""
+        carrier = trusted_context(meta, baggage=self.baggage)
+        if carrier is None:
             return None
         try:
-            found = self._propagate.extract(meta)
+            found = self._propagate.extract(carrier)
         except (TypeError, ValueError):
             return None
         return found if self._trace.get_current_span(found).get_span_context().is_valid else None
+
+
+def trusted_context(meta: dict[str, Any], *, baggage: bool) -> dict[str, str] | None:
+    """What of a peer's W3C trace context in ``meta`` may be extracted: ``traceparent``
+    (None without a well-formed one), ``tracestate`` when every member is well formed and
+    there are at most 32 in 512 characters, and (``baggage``) ``baggage`` when every member
+    is well formed and there are at most 180 in 8,192 bytes."""
+    parent = meta.get("traceparent")
+    if not isinstance(parent, str) or len(parent) > 256 or _TRACEPARENT.fullmatch(parent.strip(" \t")) is None:
+        return None
+    carrier = {"traceparent": parent.strip(" \t")}
+    state = meta.get("tracestate")
+    if isinstance(state, str) and len(state) <= 512:
+        members = [m.strip(" \t") for m in state.split(",")]
+        members = [m for m in members if m]
+        if len(members) <= 32 and all(_STATE_MEMBER.fullmatch(m) for m in members):
+            carrier["tracestate"] = ",".join(members)
+    found = meta.get("baggage") if baggage else None
+    if isinstance(found, str) and len(found.encode("utf-8", "replace")) <= 8192:
+        members = [m.strip(" \t") for m in found.split(",")]
+        if len(members) <= 180 and all(_BAGGAGE_MEMBER.fullmatch(m) for m in members):
+            carrier["baggage"] = ",".join(members)
+    return carrier
 
 
 def span_attributes(call: Call) -> tuple[dict[str, Any], str]:
@@ -162,6 +217,8 @@ def span_attributes(call: Call) -> tuple[dict[str, Any], str]:
     if call.request_id is not None:
         attributes["jsonrpc.request.id"] = str(call.request_id)
     target = call.target if call.method in ("tools/call", "prompts/get") else None
+    if target is not None and len(target) > MAX_NAME:  # no real name is longer: a peer's
+        target = target[:MAX_NAME] + "..."
     if call.method == "tools/call":
         attributes["gen_ai.operation.name"] = "execute_tool"
         if target is not None:
@@ -170,7 +227,8 @@ def span_attributes(call: Call) -> tuple[dict[str, Any], str]:
         attributes["gen_ai.prompt.name"] = target
     uri = call.resource_uri
     if uri is not None:
-        attributes["mcp.resource.uri"] = uri  # the span name leaves it out: high cardinality
+        # The span name leaves it out (high cardinality); a peer's URI may be megabytes.
+        attributes["mcp.resource.uri"] = uri if len(uri) <= MAX_URI else uri[:MAX_URI] + "..."
     return attributes, f"{call.method} {target}" if target is not None else call.method
 
 
@@ -184,4 +242,4 @@ def _is_tool_error(result: Any) -> bool:
     return getattr(result, "is_error", None) is True
 
 
-__all__ = ["DURATION_BUCKETS", "OpenTelemetry", "span_attributes"]
+__all__ = ["DURATION_BUCKETS", "MAX_NAME", "MAX_URI", "OpenTelemetry", "span_attributes", "trusted_context"]

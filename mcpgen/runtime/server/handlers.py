@@ -345,8 +345,13 @@ def _current_session() -> Any:
 
 
 def _leaves_root(values: dict[str, str | list[str]]) -> bool:
-    """Whether any template variable decodes to a path that leaves its root."""
+    """Whether any template variable decodes to a path that leaves its root. An exploded
+    variable's items are checked alone and joined as a path too: items that each stay in
+    (``["", "etc", "passwd"]`` from ``{/parts*}`` and ``x:////etc/passwd``) may join into a
+    path that does not (``/etc/passwd``)."""
     return any(
-        leaves_root(value) if isinstance(value, str) else any(leaves_root(item) for item in value)
+        leaves_root(value)
+        if isinstance(value, str)
+        else any(leaves_root(item) for item in value) or leaves_root("/".join(value))
         for value in values.values()
     )

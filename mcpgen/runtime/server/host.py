@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from mcpgen.protocol.v2025_11_25 import Implementation
     from mcpgen.runtime.auth.bearer import BearerAuth
+    from mcpgen.runtime.server.listen import ListenHub
     from mcpgen.runtime.server.session import ServerSession
     from mcpgen.runtime.server.stateless import StatelessServer
     from mcpgen.runtime.server.tasks import TaskManager
@@ -39,6 +40,8 @@ class Host(Protocol):
     def stateless(self) -> StatelessServer: ...
     @property
     def threads(self) -> ThreadPool: ...
+    @property
+    def listeners(self) -> ListenHub: ...
 
     def capabilities(self) -> Any: ...
     async def stop_tasks(self) -> None: ...

@@ -11,11 +11,17 @@ together (:class:`Slots`): ``max_concurrency`` handlers run at once, four times 
 wait in order, and past that a request is refused (-32000, "server busy") before its
 handler starts. Answers given on the spot take no slot (nothing waits), and neither does
 a ``subscriptions/listen`` stream (it lasts as long as the client listens).
+
+A client that stops reading its stream holds nothing without bound: past ``budget`` bytes
+waiting, the handler's progress notifications are dropped, past twice that its other
+notifications too (its answer is always kept), and a connection that takes nothing for
+``stall`` seconds is ended, which cancels the handler.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -25,20 +31,34 @@ from mcpgen.runtime.errors import INVALID_REQUEST, UNSUPPORTED_VERSION
 from mcpgen.runtime.jsonrpc import kernel
 from mcpgen.runtime.jsonrpc.framing import Envelope, error_frame
 from mcpgen.runtime.jsonrpc.kernel import Slots
-from mcpgen.runtime.server.stateless import Sink, http_status
+from mcpgen.runtime.server.http_streams import Dropped, keeps
+from mcpgen.runtime.server.stateless import http_status
 from mcpgen.runtime.transports import sse
-from mcpgen.runtime.transports.asgi import Receive, Send, respond, sse_headers
+from mcpgen.runtime.transports.asgi import Receive, Send, respond, send_within, sse_headers
 from mcpgen.runtime.versions import SUPPORTED, era_of
 
 if TYPE_CHECKING:
     from mcpgen.runtime.server.host import Host
 
+log = logging.getLogger("mcpgen")
+BUDGET = 4 * 1024 * 1024  # bytes of notifications waiting for a reader (see the module's docstring)
+STALL = 60.0  # seconds a connection may take nothing before it is ended
+
 
 async def post(
-    server: Host, env: Envelope, headers: Mapping[str, str], receive: Receive, send: Send, slots: Slots | None = None
+    server: Host,
+    env: Envelope,
+    headers: Mapping[str, str],
+    receive: Receive,
+    send: Send,
+    slots: Slots | None = None,
+    *,
+    budget: int = BUDGET,
+    stall: float = STALL,
 ) -> None:
     """Answer one stateless-era POST (its body already read and decoded into ``env``);
-    ``slots`` bounds the handlers running at once."""
+    ``slots`` bounds the handlers running at once; ``budget`` and ``stall`` bound what a
+    client that does not read makes it hold (see the module's docstring)."""
     if not isinstance(env.method, str):
         await respond(send, 400, error_frame(INVALID_REQUEST, "Invalid Request: POST a request or notification"))
         return
@@ -56,8 +76,9 @@ async def post(
         return
     front = server.stateless
     reply = kernel.OneReply()
+    outbox = _Outbox(reply, budget)
     try:
-        request = front.admit(env, sink=_sink(reply), reply=reply, slots=slots, headers=headers)
+        request = front.admit(env, sink=outbox.sink, reply=reply, slots=slots, headers=headers)
     except Exception as exc:
         frame, code = front.refusal(env.id, env.method, exc)
         await respond(send, 200 if code is None else http_status(code), frame)
@@ -72,7 +93,7 @@ async def post(
             # a disconnect), which only a handler still running needs.
             await asyncio.sleep(0)
         if reply.ended and not reply.items:
-            await _answer(send, reply)  # refused, or answered: plain JSON
+            await _answer(send, reply, stall)  # refused, or answered: plain JSON
             return
         disconnected = asyncio.ensure_future(_disconnect(receive))
         disconnected.add_done_callback(reply.poke)
@@ -81,9 +102,9 @@ async def post(
                 return  # the client went away before anything was sent
             await reply.wait()
         if not reply.items:
-            await _answer(send, reply)
+            await _answer(send, reply, stall)
             return
-        await _stream(reply, disconnected, send)
+        await _stream(outbox, disconnected, send, stall)
     finally:
         if disconnected is not None:
             disconnected.cancel()
@@ -91,32 +112,60 @@ async def post(
             kernel.cancel(request)  # the client closed the stream: that cancels the request
 
 
-def _sink(reply: kernel.OneReply) -> Sink:
-    async def sink(frame: bytes) -> None:
-        reply.put(frame)
+class _Outbox:
+    """The request's notifications waiting for its stream, within ``budget`` bytes."""
 
-    return sink
+    def __init__(self, reply: kernel.OneReply, budget: int) -> None:
+        self.reply = reply
+        self.budget = budget
+        self.size = 0  # bytes of notifications waiting in reply.items
+        self.dropped: Dropped | None = None
+
+    async def sink(self, frame: bytes) -> None:
+        if keeps(self.size, frame, self.budget, False):
+            self.size += len(frame)
+            self.reply.put(frame)
+            return
+        if self.dropped is None:
+            self.dropped = Dropped("a stateless-era response stream")
+        self.dropped.note()
+
+    def take(self) -> bytes:
+        frame = self.reply.items.popleft()
+        self.size -= len(frame)
+        return frame
 
 
-async def _answer(send: Send, reply: kernel.OneReply) -> None:
+async def _answer(send: Send, reply: kernel.OneReply, stall: float) -> None:
     if reply.answer_frame is not None:  # else: cancelled, nothing to say
         frame, code = reply.answer_frame
-        await respond(send, 200 if code is None else http_status(code), frame)
+        try:
+            await respond(send, 200 if code is None else http_status(code), frame, stall=stall)
+        except TimeoutError:
+            log.warning("mcpgen: a client read nothing of its answer for %g s; ending it", stall)
 
 
-async def _stream(reply: kernel.OneReply, disconnected: asyncio.Future[None], send: Send) -> None:
+async def _stream(outbox: _Outbox, disconnected: asyncio.Future[None], send: Send, stall: float) -> None:
+    reply = outbox.reply
     await send({"type": "http.response.start", "status": 200, "headers": sse_headers([])})
-    while True:
-        while reply.items:
-            frame = reply.items.popleft()
-            await send({"type": "http.response.body", "body": sse.event(frame), "more_body": True})
-        if reply.ended:
-            last = reply.answer_frame
-            await send({"type": "http.response.body", "body": sse.event(last[0]) if last else b"", "more_body": False})
-            return
-        if disconnected.done():
-            return
-        await reply.wait()
+    try:
+        while True:
+            while reply.items:
+                event = sse.event(outbox.take())
+                # A client not reading holds the send: ended after ``stall`` seconds.
+                await send_within(send, {"type": "http.response.body", "body": event, "more_body": True}, stall)
+            if reply.ended:
+                last = reply.answer_frame
+                body = sse.event(last[0]) if last else b""
+                await send_within(send, {"type": "http.response.body", "body": body, "more_body": False}, stall)
+                return
+            if disconnected.done():
+                return
+            await reply.wait()
+    except TimeoutError:
+        # The client took nothing for ``stall`` seconds: the stream ends here (the
+        # connection is closed, the handler cancelled by the caller).
+        log.warning("mcpgen: a client read nothing of its event stream for %g s; ending it", stall)
 
 
 async def next_frame(queue: asyncio.Queue[Any], disconnected: asyncio.Future[None]) -> Any:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qs
 
 from msgspec import UNSET, UnsetType
@@ -61,6 +60,22 @@ class LegacyTransport:
             self.outbox.put_nowait(None)
 
 
+class Room(Protocol):
+    """Where the app counts its sessions (these with its own, against ``max_sessions`` and
+    each caller's share): :meth:`admit` raises the HTTP refusal when there is no room."""
+
+    def admit(self) -> str | None: ...
+    def release(self, caller: str | None) -> None: ...
+
+
+class _Unbounded:
+    def admit(self) -> str | None:
+        return None
+
+    def release(self, caller: str | None) -> None:
+        pass
+
+
 class LegacySseEndpoints:
     def __init__(
         self,
@@ -69,12 +84,10 @@ class LegacySseEndpoints:
         max_body: int,
         keepalive: float,
         guard: BearerAuth | None,
-        make_room: Callable[[], None] = lambda: None,
+        room: Room | None = None,
     ) -> None:
         self.host = host
-        # Raises the HTTP refusal when the server has no room for another session (the
-        # app's max_sessions counts these sessions with its own).
-        self.make_room = make_room
+        self.room: Room = room if room is not None else _Unbounded()
         self.max_body = max_body
         self.keepalive = keepalive
         self.guard = guard
@@ -110,7 +123,13 @@ class LegacySseEndpoints:
             await respond(send, 405, b"")
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.make_room()
+        caller = self.room.admit()
+        try:
+            await self._serve_stream(scope, receive, send)
+        finally:
+            self.room.release(caller)
+
+    async def _serve_stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = secrets.token_hex(16)
         transport = LegacyTransport()
         session = ServerSession(transport, self.host, **self.host.session_options)

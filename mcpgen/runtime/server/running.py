@@ -14,13 +14,15 @@ import signal
 import socket
 import stat
 import sys
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mcpgen.runtime.extras import MissingExtra, require
 from mcpgen.runtime.server.lifespan import LifespanRunner
 from mcpgen.runtime.server.session import ServerSession
+
+T = TypeVar("T")
 
 # How long a stopping HTTP server waits for the requests in progress before cancelling them.
 SHUTDOWN_TIMEOUT = 10.0
@@ -41,11 +43,14 @@ class Runner(Protocol):
 
 
 class Stdio:
-    """Serve one client on this process's stdin/stdout until stdin closes or SIGTERM.
-    ``tune_gc``: first tune Python's garbage collector for serving (see
-    :mod:`~mcpgen.runtime.server.collector`; the process serves this one client)."""
+    """Serve one client on this process's stdin/stdout until stdin closes or SIGTERM. Calls
+    still running then get ``grace`` seconds (10 by default) to finish; those that do not are
+    answered with an error, and the process exits with status 1. ``tune_gc``: first tune
+    Python's garbage collector for serving (see :mod:`~mcpgen.runtime.server.collector`; the
+    process serves this one client)."""
 
-    def __init__(self, tune_gc: bool = True) -> None:
+    def __init__(self, grace: float = SHUTDOWN_TIMEOUT, tune_gc: bool = True) -> None:
+        self.grace = grace
         self.tune_gc = tune_gc
 
     def run(self, server: Any) -> None:
@@ -53,7 +58,14 @@ class Stdio:
             from mcpgen.runtime.server.collector import tune_for_serving
 
             tune_for_serving(collect=False)  # no full collection: a stdio server's start stays quick
-        asyncio.run(until_signal(server.serve_stdio()))
+        cut = asyncio.run(until_signal(serve_stdio(server.features, server.lifespan_runner, grace=self.grace)))
+        if cut:
+            print(
+                f"mcpgen: stopped with {cut} call(s) unfinished (each answered with an error)",
+                file=sys.stderr,
+                flush=True,
+            )
+            raise SystemExit(1)
 
 
 class Http:
@@ -69,27 +81,72 @@ class Http:
         run_http(server, self.host, self.port, self.path, dict(self.options), self.uds)
 
 
-async def serve(host: Host, transport: Transport, lifespan: LifespanRunner | None = None) -> None:
-    """Serve one client over ``transport`` until it closes (inside the server's lifespan)."""
+async def serve(
+    host: Host,
+    transport: Transport,
+    lifespan: LifespanRunner | None = None,
+    started: Callable[[ServerSession], None] | None = None,
+    **options: Any,
+) -> int:
+    """Serve one client over ``transport`` until it closes (inside the server's lifespan);
+    the number of requests cut short at the end (answered with an error). ``options`` go to
+    the session (``drain_timeout``: how long requests may still run once the client has
+    closed its side); ``started`` is told the session once it exists."""
     async with lifespan if lifespan is not None else contextlib.nullcontext():
-        session = ServerSession(transport, host, **host.session_options)
+        session = ServerSession(transport, host, **{**host.session_options, **options})
         host.sessions.add(session)
+        if started is not None:
+            started(session)
         try:
             await session.run()
         finally:
             host.sessions.discard(session)
+        return session.cut
 
 
-async def serve_stdio(host: Host, lifespan: LifespanRunner | None = None) -> None:
+async def serve_stdio(host: Host, lifespan: LifespanRunner | None = None, grace: float = SHUTDOWN_TIMEOUT) -> int:
     """Serve the client on this process's stdin/stdout, inside the server's lifespan, then
-    stop the server's tasks."""
+    stop the server's tasks; the number of calls cut short.
+
+    When stdin closes, or at SIGTERM or SIGINT (which stop the reading of stdin), the calls
+    in flight get ``grace`` seconds to finish and answer; then each still running is
+    answered with an error. A second signal, or a client that no longer reads stdout, cuts
+    them at once."""
     from mcpgen.runtime.transports.stdio import server_stdio
 
     transport = await server_stdio(max_message=host.max_message)
+    sessions: list[ServerSession] = []
+
+    def hurry() -> None:
+        for session in sessions:
+            session.hurry()
+
+    def stop() -> None:
+        if transport.stopping:
+            hurry()  # asked twice: no more waiting
+        transport.stopping = True
+        transport.stop_reading()
+
+    transport.on_output_lost = hurry  # nobody reads the answers: no point waiting for them
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop)
     try:
-        await serve(host, transport, lifespan)
+        return await serve(host, transport, lifespan, sessions.append, drain_timeout=grace)
     finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
         await host.stop_tasks()
+        await _flushed(transport)
+
+
+async def _flushed(transport: Any) -> None:
+    """Write out what is queued for the client (the last answers) before the process ends."""
+    transport.flush()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(transport.drain(), 2.0)
 
 
 def http_app(host: Host, path: str, options: dict[str, Any], lifespan: LifespanRunner | None = None) -> McpHttpApp:
@@ -113,11 +170,16 @@ def run(
     if isinstance(transport, str):
         if transport not in ("stdio", "http"):
             raise ValueError(f"unknown transport {transport!r}: use 'stdio', 'http' or a Runner")
+        runner: Runner
         if transport == "stdio":
-            http_only = ["uds"] * (uds is not None) + [name for name in options if name != "tune_gc"]
+            both = ("tune_gc", "shutdown_timeout")  # the options stdio shares with HTTP
+            http_only = ["uds"] * (uds is not None) + [name for name in options if name not in both]
             if http_only:
                 raise ValueError(f"stdio takes no HTTP options ({', '.join(http_only)})")
-        runner: Runner = Stdio(**options) if transport == "stdio" else Http(address, port, path, uds, **options)
+            grace = float(options.get("shutdown_timeout", SHUTDOWN_TIMEOUT))
+            runner = Stdio(grace, tune_gc=bool(options.get("tune_gc", True)))
+        else:
+            runner = Http(address, port, path, uds, **options)
     elif callable(getattr(transport, "run", None)):
         runner = transport
     else:
@@ -143,6 +205,7 @@ def run_http(server: Any, address: str, port: int, path: str, options: dict[str,
         "header_timeout": options.pop("header_timeout", http_protocol.HEADER_TIMEOUT),
         "body_timeout": options.pop("body_timeout", http_protocol.BODY_TIMEOUT),
         "max_connections": options.pop("max_connections", http_protocol.MAX_CONNECTIONS),
+        "max_head": options.pop("max_head", http_protocol.MAX_HEAD),
     }
     grace = float(options.pop("shutdown_timeout", SHUTDOWN_TIMEOUT))
     config = uvicorn.Config(
@@ -290,8 +353,9 @@ class _QuietCancel(logging.Filter):
         return not isinstance(error, asyncio.CancelledError | KeyboardInterrupt)
 
 
-async def until_signal(main: Awaitable[None]) -> None:
-    """Run ``main``; SIGTERM or SIGINT cancel it, which closes sessions in order."""
+async def until_signal(main: Awaitable[T]) -> T | None:
+    """Run ``main`` (its value, or None when cancelled); SIGTERM or SIGINT cancel it, which
+    closes sessions in order (unless ``main`` handles the signals itself)."""
     task = asyncio.ensure_future(main)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -300,6 +364,6 @@ async def until_signal(main: Awaitable[None]) -> None:
         except (NotImplementedError, RuntimeError):
             pass
     try:
-        await task
+        return await task
     except asyncio.CancelledError:
-        pass
+        return None

@@ -590,10 +590,11 @@ class Server(Handlers):
         the ``http`` extra, ``"http"`` prints the install hint and exits with status 2.
 
         Over HTTP, besides :meth:`http_app`'s options: ``header_timeout`` (10 s) and
-        ``body_timeout`` (30 s) close a connection whose request arrives too slowly, and
-        ``max_connections`` (1,000) closes one more connection at once. On SIGTERM or a
-        first Ctrl-C the server stops accepting, waits up to ``shutdown_timeout`` (10 s) for
-        the requests in progress (saying how many), then cancels them; a second Ctrl-C stops
-        at once. A port in use or an address it cannot listen on: one line, exit status 2.
-        Both tune Python's garbage collector for serving unless told ``tune_gc=False``."""
+        ``body_timeout`` (30 s) close a connection whose request arrives too slowly,
+        ``max_head`` (64 KiB) answers a longer request head 431, and ``max_connections``
+        (1,000) closes one more connection at once. A port in use or an address it cannot
+        listen on: one line, exit status 2. Both: on SIGTERM (or a first Ctrl-C) the requests
+        in progress get ``shutdown_timeout`` (10 s) to finish, then are cancelled (over
+        stdio, answered with an error, and the exit status is 1); Python's garbage collector
+        is tuned for serving unless told ``tune_gc=False``."""
         running.run(self, transport, host, port, path, uds, options)

@@ -33,11 +33,13 @@ request to use another notion of principal.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -53,11 +55,22 @@ from mcpgen.runtime.server.stateless import (
     StatelessServer,
     scope,
 )
+from mcpgen.runtime.server.task_ledger import Ledger
+from mcpgen.runtime.shared.caller import caller_key
 from mcpgen.runtime.shared.extension import Extension, ExtensionMethod
 from mcpgen.runtime.shared.meta import TASKS_EXTENSION
-from mcpgen.runtime.stores.task_store import MemoryTaskStore, TaskRecord, TaskStore, decode_record, encode_record
+from mcpgen.runtime.stores.shared_store import StoreUnavailable
+from mcpgen.runtime.stores.task_store import (
+    Leases,
+    MemoryTaskStore,
+    TaskRecord,
+    TaskStore,
+    decode_record,
+    encode_record,
+)
 
 log = logging.getLogger("mcpgen")
+T = TypeVar("T")
 
 METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 TaskSupport = Literal["optional", "required"]
@@ -71,6 +84,35 @@ _ASKS = {
 }
 _SHORT = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling", "roots/list": "roots"}
 _REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+_TOOL_DONE: Any = object()
+OUTCOME_PATIENCE = 600.0
+"""Seconds a settled task's outcome is retried while its store is down, before it is given up."""
+ORPHANED = (
+    "The server process running this task stopped before it finished (its lease lapsed); "
+    "its outcome is unknown: call the tool again"
+)
+
+
+class _Outage:
+    """A store outage as one task's runner meets it: how long to wait before the next try
+    (0.1 s, doubling to 5 s), and one warning per outage."""
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.tries = 0
+
+    def note(self, exc: StoreUnavailable) -> None:
+        if self.tries == 0:
+            log.warning("mcpgen: task %s goes on while its store is away: %s", self.task_id, exc.message)
+        self.tries += 1
+
+    def delay(self) -> float:
+        return float(min(5.0, 0.1 * 2 ** min(self.tries, 6)))
+
+    def over(self) -> None:
+        if self.tries:
+            log.warning("mcpgen: task %s reaches its store again", self.task_id)
+        self.tries = 0
 
 
 def declares_tasks(capabilities: Mapping[str, Any]) -> bool:
@@ -116,6 +158,8 @@ class TaskManager:
         self._running: dict[str, asyncio.Task[None]] = {}
         self._starting = 0  # tools started by a request that has not handed them over yet
         self._by_owner: dict[str, int] = {}  # running tasks (and starts) per principal
+        # The records this process created, counted until they expire (task_ledger).
+        self.records = Ledger()
 
     @property
     def running(self) -> int:
@@ -159,6 +203,11 @@ class TaskManager:
         record = decode_record(data)
         if record.owner is not None and record.owner != owner:
             raise _Unknown(task_id)  # not this principal's: as if it did not exist
+        if not record.terminal and record.worker is not None and isinstance(self.store, Leases):
+            # Its worker's lease lapsed: that process is gone, and the task with it.
+            if record.worker != self.store.worker and not await self.store.alive(record.worker):
+                log.warning("mcpgen: task %s lost its worker (lease lapsed); it has failed", task_id)
+                record = await self._revise(task_id, _orphaned) or record
         return record
 
     def _detailed(self, record: TaskRecord) -> dict[str, Any]:
@@ -211,7 +260,7 @@ class TaskManager:
             record = await self.create(params.name, owner)
             peer = TaskPeer(self, front, request, record.task_id)
             tool = self._start_tool(front, request, params, peer)
-            self._supervise(record.task_id, tool, owner)
+            self._supervise(record.task_id, tool, owner, record)
             return Ready("task", self._task_fields(record))
         finally:  # from here on its supervisor counts it, if it runs as a task
             self._starting -= 1
@@ -255,7 +304,7 @@ class TaskManager:
             raise
         if peer.handed.done():
             record: TaskRecord = peer.handed.result()
-            self._supervise(record.task_id, tool, owner)
+            self._supervise(record.task_id, tool, owner, record)
             return Ready("task", self._task_fields(record))
         return tool.result()  # raises what the tool raised
 
@@ -271,6 +320,11 @@ class TaskManager:
             current_request.reset(token)
 
     async def create(self, tool: str, owner: str | None) -> TaskRecord:
+        caller = caller_key(current_owner())
+        self.records.room_for_a_record(caller)
+        leases = self.store if isinstance(self.store, Leases) else None
+        if leases is not None:
+            leases.keep_alive()  # the lease the task's record names, renewed while this process runs
         now = _now()
         while True:
             record = TaskRecord(
@@ -282,14 +336,17 @@ class TaskManager:
                 poll_interval_ms=self.poll_interval_ms,
                 tool=tool,
                 owner=owner,
+                worker=leases.worker if leases is not None else None,
             )
-            if await self.store.create(record.task_id, encode_record(record), self.ttl_ms):
+            data = encode_record(record)
+            if await self.store.create(record.task_id, data, self.ttl_ms):
+                self.records.note(record.task_id, len(data), self.ttl_ms, caller, new=True)
                 return record
 
     # ------------------------------------------------------------ running
 
-    def _supervise(self, task_id: str, tool: asyncio.Task[Any], owner: str | None) -> None:
-        runner = asyncio.ensure_future(self._watch_over(task_id, tool))
+    def _supervise(self, task_id: str, tool: asyncio.Task[Any], owner: str | None, record: TaskRecord) -> None:
+        runner = asyncio.ensure_future(self._watch_over(task_id, tool, encode_record(record)))
         self._running[task_id] = runner
         self._hold(owner, +1)  # for as long as it runs (the start's own count ends just after)
 
@@ -299,55 +356,104 @@ class TaskManager:
 
         runner.add_done_callback(done)
 
-    async def _watch_over(self, task_id: str, tool: asyncio.Task[Any]) -> None:
-        """Wait for the tool to settle, cancelling it when its record says cancelled (a
-        ``tasks/cancel`` through any worker) or is gone; then write its outcome."""
+    async def _watch_over(self, task_id: str, tool: asyncio.Task[Any], last: bytes) -> None:
+        """Wait for the tool to settle, cancelling it when its record says it ended (a
+        ``tasks/cancel`` through any worker, or its lease lapsed); then write its outcome.
+
+        A store that fails (a shared store down, frozen or restarting) stops nothing: the
+        tool runs on while the watch is retried, and its outcome is written once the store
+        answers again. A record the store lost (restarted empty) is put back as this
+        process last knew it (``last``)."""
+        outage = _Outage(task_id)
         try:
-            seen = await self.store.get(task_id)
+            seen: bytes | None = last
             beat = self._heartbeat()
-            while seen is not None and not tool.done():
-                watcher = asyncio.ensure_future(self.store.watch(task_id, seen, beat))
+            while not tool.done():
                 try:
-                    await asyncio.wait((tool, watcher), return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    if not watcher.done():
-                        watcher.cancel()
-                if not watcher.done() or watcher.cancelled():
+                    current = await self._watch(task_id, seen or last, beat, tool)
+                    if current is _TOOL_DONE:
+                        break
+                    if current is None:  # the store lost it while the tool runs: put it back
+                        if not await self.store.create(task_id, last, self.ttl_ms):
+                            continue  # there after all: read it again
+                        current = last
+                    elif decode_record(current).terminal:
+                        tool.cancel()  # cancelled, or failed elsewhere (its lease lapsed)
+                        break
+                    elif current == seen:  # quiet for a while: touch the record so it does not expire
+                        touched = await self._revise(task_id, lambda record: record)
+                        current = await self.store.get(task_id) if touched is not None else None
+                        if current is None:
+                            continue
+                    outage.over()
+                except StoreUnavailable as exc:
+                    outage.note(exc)
+                    await asyncio.wait((tool,), timeout=outage.delay())
                     continue
-                current = watcher.result()
-                if current is None or decode_record(current).terminal:
-                    tool.cancel()
-                    break
-                if current == seen:  # quiet for a while: touch the record so it does not expire
-                    touched = await self._revise(task_id, lambda record: record)
-                    current = await self.store.get(task_id) if touched is not None else None
-                seen = current
+                seen = last = current
             await asyncio.wait((tool,))
         except asyncio.CancelledError:
             # The server is shutting down: stop the tool and say so in the record.
             tool.cancel()
             await asyncio.wait((tool,))
-            await self._settle(task_id, None, McpError(INTERNAL_ERROR, "The server stopped before the task finished"))
+            with contextlib.suppress(Exception):
+                await self._settle(
+                    task_id, None, McpError(INTERNAL_ERROR, "The server stopped before the task finished")
+                )
             raise
-        except Exception as exc:
-            # The store failed (a shared store went away): no cancel or answer can reach
-            # the task any more, nor could its outcome be recorded. Stop the tool.
-            log.warning("mcpgen: task %s stopped: %s", task_id, exc)
-            tool.cancel()
-            await asyncio.wait((tool,))
-            return
+        await self._record_outcome(task_id, tool, last, outage)
+
+    async def _watch(self, task_id: str, seen: bytes, beat: float, tool: asyncio.Task[Any]) -> Any:
+        """The record once it differs from ``seen`` (or ``seen`` after ``beat`` seconds,
+        None when gone), or ``_TOOL_DONE`` if the tool settles first."""
+        watcher = asyncio.ensure_future(self.store.watch(task_id, seen, beat))
         try:
-            if tool.cancelled():
-                await self._revise(task_id, _cancel)
+            await asyncio.wait((tool, watcher), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not watcher.done():
+                watcher.cancel()
+        if not watcher.done() or watcher.cancelled():
+            return _TOOL_DONE
+        return watcher.result()
+
+    async def _record_outcome(self, task_id: str, tool: asyncio.Task[Any], last: bytes, outage: _Outage) -> None:
+        """Write the settled tool's outcome, retrying while the store is down (for up to
+        ``OUTCOME_PATIENCE`` seconds); a record the store lost is put back first."""
+        deadline = asyncio.get_running_loop().time() + OUTCOME_PATIENCE
+        while True:
+            try:
+                if await self.store.get(task_id) is None:
+                    await self.store.create(task_id, last, self.ttl_ms)
+                if tool.cancelled():
+                    await self._revise(task_id, _cancel)
+                else:
+                    failure = tool.exception()
+                    await self._settle(task_id, None if failure is not None else tool.result(), failure)
+                outage.over()
                 return
-            failure = tool.exception()
-            await self._settle(task_id, None if failure is not None else tool.result(), failure)
-        except Exception as exc:
-            log.warning("mcpgen: the outcome of task %s was not recorded: %s", task_id, exc)
+            except StoreUnavailable as exc:
+                if asyncio.get_running_loop().time() > deadline:
+                    log.error("mcpgen: the outcome of task %s was not recorded: %s", task_id, exc.message)
+                    return
+                outage.note(exc)
+                await asyncio.sleep(outage.delay())
+            except Exception as exc:
+                log.warning("mcpgen: the outcome of task %s was not recorded: %s", task_id, exc)
+                return
 
     async def _settle(self, task_id: str, result: Any, failure: BaseException | None) -> None:
         if failure is None:
-            body = msgspec.json.decode(msgspec.json.encode(result))  # its wire form, as data
+            wire = msgspec.json.encode(result)
+            if not self.records.room_for(task_id, len(wire) + 512):
+                # Refused rather than evicting someone's kept results: the task fails, saying why.
+                limit = min(self.records.max_kept_bytes, self.records.max_kept_bytes_per_caller)
+                failure = McpError(
+                    INTERNAL_ERROR,
+                    f"The task's result ({len(wire)} bytes) is more than this server keeps for its caller "
+                    f"({limit} bytes of task records); call the tool again without a task",
+                )
+        if failure is None:
+            body = msgspec.json.decode(wire)  # its wire form, as data
 
             def complete(record: TaskRecord) -> TaskRecord | None:
                 if record.terminal:
@@ -392,7 +498,9 @@ class TaskManager:
                 return decode_record(old)
             new.revision = revision + 1
             new.last_updated_at = _now()
-            if await self.store.replace(task_id, old, encode_record(new), new.ttl_ms):
+            data = encode_record(new)
+            if await self.store.replace(task_id, old, data, new.ttl_ms):
+                self.records.note(task_id, len(data), new.ttl_ms)
                 return new
 
     async def aclose(self) -> None:
@@ -430,14 +538,21 @@ class TaskManager:
             record.status = "input_required"
             return record
 
-        await self._revise(task_id, open_question)
-        data = await self.store.get(task_id)
+        # Each step waits out a store outage (the answer cannot come meanwhile anyway).
+        outage = _Outage(task_id)
+        await _patiently(outage, lambda: self._revise(task_id, open_question))
+        data = await _patiently(outage, lambda: self.store.get(task_id))
         while True:
-            if data is None or (record := decode_record(data)).terminal:
-                raise asyncio.CancelledError  # cancelled (or gone) while waiting: stop the tool
+            if data is None:  # lost by the store (restarted empty): its runner puts it back
+                await asyncio.sleep(outage.delay())
+                data = await _patiently(outage, lambda: self.store.get(task_id))
+                continue
+            record = decode_record(data)
+            if record.terminal:
+                raise asyncio.CancelledError  # cancelled while waiting: stop the tool
             if key in record.input_responses:
                 break
-            data = await self.store.watch(task_id, data, self._heartbeat())
+            data = await _patiently(outage, partial(self.store.watch, task_id, data, self._heartbeat()))
         answer = record.input_responses[key]
 
         def take(record: TaskRecord) -> TaskRecord | None:
@@ -445,7 +560,7 @@ class TaskManager:
                 return None
             return record
 
-        await self._revise(task_id, take)
+        await _patiently(outage, lambda: self._revise(task_id, take))
         return answer_as_result(result_name, answer, key)
 
     async def progress(self, peer: TaskPeer, params: Any) -> None:
@@ -531,6 +646,7 @@ class TaskPeer(StatelessPeer):
         self.handed: asyncio.Future[TaskRecord] | None = None
         self.owner: str | None = None
         self.tool = ""
+        self.unrecorded = 0  # progress reports the store could not take
 
     async def continue_as_task(self) -> None:
         """The tool's request answers with a CreateTaskResult now; the tool goes on as the
@@ -544,7 +660,13 @@ class TaskPeer(StatelessPeer):
     async def send_notification(self, method: str, params: Any, **options: Any) -> None:
         await super().send_notification(method, params, **options)
         if method == "notifications/progress" and self.task_id is not None:
-            await self.manager.progress(self, msgspec.to_builtins(params))
+            try:
+                await self.manager.progress(self, msgspec.to_builtins(params))
+            except StoreUnavailable as exc:
+                # The status message is a courtesy: a store away must not stop the tool.
+                if not self.unrecorded:
+                    log.warning("mcpgen: task %s: progress not recorded: %s", self.task_id, exc.message)
+                self.unrecorded += 1
 
     async def create_message(self, *, key: str | None = None, **params: Any) -> Any:
         if self.task_id is None:
@@ -589,6 +711,27 @@ def _deliver(record: TaskRecord, responses: dict[str, Any]) -> TaskRecord | None
         return None
     if not record.input_requests and record.status == "input_required":
         record.status = "working"
+    return record
+
+
+async def _patiently(outage: _Outage, step: Callable[[], Awaitable[T]]) -> T:
+    """``step()``, tried again while the store is away (a tool waiting for its answer)."""
+    while True:
+        try:
+            found = await step()
+        except StoreUnavailable as exc:
+            outage.note(exc)
+            await asyncio.sleep(outage.delay())
+            continue
+        outage.over()
+        return found
+
+
+def _orphaned(record: TaskRecord) -> TaskRecord | None:
+    if record.terminal:
+        return None
+    record.status, record.error, record.input_requests = "failed", {"code": INTERNAL_ERROR, "message": ORPHANED}, {}
+    record.status_message = "Failed: its server process stopped"
     return record
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -22,6 +23,9 @@ NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "u
 _SENTINEL = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _MAX_SAFE = 2**53 - 1
+# A decimal number as the header carries it: ASCII digits only, an optional sign, fraction
+# and exponent (the spec compares integers numerically: "42.0" is 42).
+_DECIMAL = re.compile(r"-?[0-9]{1,400}(\.[0-9]{1,400})?([eE][+-]?[0-9]{1,3})?", re.ASCII)
 
 
 class HeaderMismatch(McpError):
@@ -94,10 +98,14 @@ def _same(value: Any, text: str) -> bool:
     if isinstance(value, bool):
         return text == ("true" if value else "false")
     if isinstance(value, (int, float)):
-        try:
-            return float(text) == float(value)
-        except ValueError:
+        # Numerically, and exactly: as rational numbers, never through floats (which make
+        # 2**53 + 1 equal 2**53), and only plain ASCII decimals (float() reads "1_000",
+        # non-ASCII digits, "inf" and "nan" too).
+        if _DECIMAL.fullmatch(text) is None or isinstance(value, float) and not math.isfinite(value):
             return False
+        from fractions import Fraction  # only for tools that mirror a number (it loads decimal)
+
+        return Fraction(text) == Fraction(value)
     return isinstance(value, str) and text == value
 
 

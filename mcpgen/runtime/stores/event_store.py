@@ -37,9 +37,30 @@ class SharedEventStore(EventStore, Protocol):
         """No event will follow on ``stream_id`` (its response is stored, or it was cancelled)."""
         ...
 
-    def follow(self, event_id: str) -> AsyncIterator[list[tuple[str, bytes]]]:
+    def follow(
+        self, event_id: str, *, writer: str | None = None, missing_ok: bool = False
+    ) -> AsyncIterator[list[tuple[str, bytes]]]:
         """Batches of the events after ``event_id``: those stored already, then new ones as
-        they are stored; ends after the stream's end, or when the stream is forgotten."""
+        they are stored; ends after the stream's end, or when the stream is forgotten
+        (``missing_ok``: a stream not there yet, or gone, is waited for). Raises
+        :class:`~mcpgen.runtime.stores.shared_store.WriterGone` once the worker writing it
+        (``writer``, else the one its first entry names) has stopped (its lease lapsed)
+        while the stream is quiet."""
+        ...
+
+    def name_of(self, stream_id: str) -> str:
+        """The stream's name in the store (its events' ids are ``<name>/<n>``)."""
+        ...
+
+    def adopt(self, stream_id: str, name: str, request: bytes | None = None) -> None:
+        """Write ``stream_id``'s events under ``name`` (chosen by another worker, which
+        follows it), labelled with the JSON id of the ``request`` it answers, if any."""
+        ...
+
+    async def read(self, event_id: str, block: float) -> list[tuple[str, bytes | None]]:
+        """The events after ``event_id`` (``<name>/<n>``; the stream need not exist yet),
+        waiting up to ``block`` seconds for one: (event id, frame), the frame None for
+        the stream's end; [] when none came."""
         ...
 
 

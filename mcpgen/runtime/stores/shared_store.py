@@ -13,7 +13,8 @@ implementation mcpgen ships.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
 
@@ -30,22 +31,42 @@ class StoreUnavailable(McpError):
         super().__init__(INTERNAL_ERROR, f"{store} unavailable: {why}")
 
 
-class SessionRegistry(Protocol):
-    """Which legacy-era (Streamable HTTP) sessions exist, across workers. A session lives in
-    the worker that created it; the others only need to know it exists, and which of its
-    streams is the standalone (GET) one, to resume its streams from the event store."""
+class WriterGone(Exception):
+    """The worker writing a followed stream has stopped (its lease expired): nothing more
+    will come. ``request`` is the JSON id of the request the stream answers, if it was one."""
 
-    async def add(self, session_id: str, standalone: str, ttl: float, owner: str = "") -> None:
-        """Record a new session and whom it belongs to (``owner``: its principal on a
-        protected server, else ""); expires after ``ttl`` seconds unless touched."""
+    def __init__(self, request: bytes | None) -> None:
+        super().__init__("the worker writing this stream has stopped")
+        self.request = request
+
+
+class SessionRecord(NamedTuple):
+    """A session as the registry knows it: the name its standalone stream has in the
+    shared event store, whom it belongs to, and the worker holding it."""
+
+    standalone: str
+    owner: str
+    worker: str = ""
+
+
+class SessionRegistry(Protocol):
+    """Which handshake-era (Streamable HTTP) sessions exist, across workers. A session lives
+    in the worker that created it (its home); the others need to know it exists, whose it
+    is and where it lives, to pass its requests there and to follow its streams from the
+    event store."""
+
+    async def add(self, session_id: str, standalone: str, ttl: float, owner: str = "", worker: str = "") -> None:
+        """Record a session, whom it belongs to (``owner``: its principal on a protected
+        server, else "") and the worker holding it; expires after ``ttl`` seconds unless
+        touched (adding it again replaces the record)."""
         ...
 
     async def touch(self, session_ids: list[str], ttl: float) -> None:
         """Keep these sessions for another ``ttl`` seconds (best effort: never raises)."""
         ...
 
-    async def lookup(self, session_id: str) -> tuple[str, str] | None:
-        """The session's standalone stream id and owner, or None if no worker has it."""
+    async def lookup(self, session_id: str) -> SessionRecord | None:
+        """The session's record, or None if no worker has it."""
         ...
 
     async def remove(self, session_id: str) -> None:
@@ -74,10 +95,38 @@ class ProofLedger(Protocol):
 
 
 class SharedStore(Protocol):
-    """Everything several workers share: one object to pass to the HTTP app. A store may
-    also offer ``proofs`` (a :class:`ProofLedger`) for DPoP across workers."""
+    """Everything several workers share: one object to pass to the HTTP app.
+
+    Besides the stores, it knows the workers: each has an id (:attr:`worker`) and a lease
+    it renews while it lives (:meth:`keep_alive`, started by whoever needs it); another
+    worker asks :meth:`alive`. And each worker has an inbox, where the others leave what
+    is for the sessions it holds (:meth:`post`, :meth:`receive`). A store may also offer
+    ``proofs`` (a :class:`ProofLedger`) for DPoP across workers."""
 
     sessions: SessionRegistry
+
+    @property
+    def worker(self) -> str:
+        """This worker's id (this process's, for this store)."""
+        ...
+
+    def keep_alive(self, on_lapse: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Renew this worker's lease from now on (in the running event loop); ``on_lapse``
+        is awaited when the store turns out to have lost it (restarted empty), once the
+        store answers again: what this worker had put there must be put back."""
+        ...
+
+    async def alive(self, worker: str) -> bool:
+        """Whether ``worker``'s lease is current."""
+        ...
+
+    async def post(self, worker: str, message: bytes) -> None:
+        """Leave ``message`` in ``worker``'s inbox."""
+        ...
+
+    async def receive(self, timeout: float) -> bytes | None:
+        """The next message of this worker's inbox, waiting up to ``timeout`` seconds."""
+        ...
 
     def event_store(self) -> SharedEventStore:
         """A fresh event store for one session (called once per session)."""

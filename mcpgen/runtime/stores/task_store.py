@@ -65,7 +65,8 @@ class TaskRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     that the runner has not taken yet. ``result`` is the tool's CallToolResult as JSON data
     (inlined by ``tasks/get`` when ``completed``); ``error`` the JSON-RPC error object of a
     ``failed`` task. ``owner`` is the principal that created the task (None where the
-    server knows none); ``revision`` grows on every write so no two writes encode alike.
+    server knows none); ``revision`` grows on every write so no two writes encode alike;
+    ``worker`` is the worker running it, on a store shared by several (see :class:`Leases`).
     """
 
     task_id: str
@@ -83,6 +84,7 @@ class TaskRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     input_responses: dict[str, Any] = {}
     cancel_requested: bool = False
     revision: int = 0
+    worker: str | None = None  # the worker running it, where the store knows workers (a lease each)
 
     @property
     def terminal(self) -> bool:
@@ -117,6 +119,26 @@ class TaskStore(Protocol):
     async def delete(self, task_id: str) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Leases(Protocol):
+    """A task store shared by several workers that also knows which of them are alive
+    (each renews a lease while it lives): a task whose worker's lease lapsed has lost its
+    runner, and is failed by whichever worker reads it next."""
+
+    @property
+    def worker(self) -> str:
+        """This worker's id (recorded on the tasks it runs)."""
+        ...
+
+    def keep_alive(self) -> None:
+        """Renew this worker's lease from now on."""
+        ...
+
+    async def alive(self, worker: str) -> bool:
+        """Whether ``worker``'s lease is current."""
+        ...
 
 
 class MemoryTaskStore:

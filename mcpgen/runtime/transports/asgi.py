@@ -5,6 +5,7 @@ cost of the HTTP layer is most of what a small MCP call costs."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -82,13 +83,79 @@ async def respond(
     body: bytes,
     content_type: bytes = b"application/json",
     extra: list[tuple[bytes, bytes]] | None = None,
+    stall: float | None = None,
 ) -> None:
+    """A whole response; with ``stall``, TimeoutError if the client takes nothing for
+    that long (see :func:`send_within`)."""
     headers = [(b"content-length", str(len(body)).encode())]
     if body:
         headers.append((b"content-type", content_type))
     headers.extend(extra or ())
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    if stall is None:
+        await send({"type": "http.response.body", "body": body})
+    else:
+        await send_within(send, {"type": "http.response.body", "body": body}, stall)
+
+
+async def send_within(send: Send, message: Message, limit: float) -> None:
+    """``send(message)``, or TimeoutError once the client has taken nothing for about
+    ``limit`` seconds (a send waits while the client does not read). Sends under way are
+    checked by one timer per limit, ticking only while some are: ``asyncio.timeout`` would
+    start and stop a timer for every send, which under uvloop cost more than the whole
+    answer of a small call (about 15 µs of 40)."""
+    task = asyncio.current_task()
+    assert task is not None
+    watch = _watches.get(limit)
+    if watch is None:
+        watch = _watches[limit] = _StallWatch(limit)
+    watch.sending[task] = watch.now()
+    cancelling = task.cancelling()  # cancellations already under way (not ours), as asyncio.timeout
+    try:
+        await send(message)
+    except asyncio.CancelledError:
+        if task in watch.expired:
+            watch.expired.discard(task)
+            if task.uncancel() <= cancelling:
+                raise TimeoutError from None
+        raise
+    finally:
+        watch.sending.pop(task, None)
+
+
+class _StallWatch:
+    """The sends under way with one limit, and the timer that ends those past it."""
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.sending: dict[asyncio.Task[Any], float] = {}  # -> when its send began
+        self.expired: set[asyncio.Task[Any]] = set()  # cancelled here: a timeout
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.tick: asyncio.TimerHandle | None = None
+
+    def now(self) -> float:
+        loop = asyncio.get_running_loop()
+        if loop is not self.loop:  # a new loop (tests run several): the old one's sends are gone
+            self.loop, self.tick = loop, None
+            self.sending.clear()
+            self.expired.clear()
+        if self.tick is None:
+            self.tick = loop.call_later(max(self.limit / 4, 0.01), self.check)
+        return loop.time()
+
+    def check(self) -> None:
+        assert self.loop is not None
+        self.tick = None
+        now = self.loop.time()
+        for task, since in list(self.sending.items()):
+            if now - since >= self.limit and task not in self.expired:
+                self.expired.add(task)
+                task.cancel()  # the task waits in its send (callbacks run between steps)
+        if self.sending:
+            self.tick = self.loop.call_later(max(self.limit / 4, 0.01), self.check)
+
+
+_watches: dict[float, _StallWatch] = {}
 
 
 def sse_headers(extra: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

@@ -18,6 +18,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+CLOSE_GRACE = 5.0
+"""Seconds a closed connection may take to hand its last bytes to a client that is not
+reading, before it is aborted (a close waits for the write buffer to empty, for ever)."""
+
 
 class CoalescingTransport:
     """A transport whose writes in one loop turn are joined into one write of the real
@@ -54,6 +58,13 @@ class CoalescingTransport:
         # What was written before close() goes out first, as the real transport promises.
         self._flush()
         self._transport.close()
+        if self._transport.get_write_buffer_size():
+            # A client not reading would keep the socket (and this buffer) open for ever.
+            self._loop.call_later(CLOSE_GRACE, self._abort_if_stuck)
+
+    def _abort_if_stuck(self) -> None:
+        if self._transport.get_write_buffer_size():
+            self._transport.abort()
 
     def abort(self) -> None:
         self._pending = []
@@ -84,21 +95,29 @@ BODY_TIMEOUT = 30.0
 """Seconds a request may take to send its body once its headers are in."""
 MAX_CONNECTIONS = 1000
 """Connections served at once; one more is closed as soon as it is accepted."""
+MAX_HEAD = 64 * 1024
+"""Bytes a request's line and headers may take; a longer head is answered 431 and closed."""
 
-_made: dict[tuple[float, float, int], type[asyncio.Protocol]] = {}
+_TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+_made: dict[tuple[float, float, int, int], type[asyncio.Protocol]] = {}
 
 
 def protocol_class(
-    header_timeout: float = HEADER_TIMEOUT, body_timeout: float = BODY_TIMEOUT, max_connections: int = MAX_CONNECTIONS
+    header_timeout: float = HEADER_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
+    max_head: int = MAX_HEAD,
 ) -> type[asyncio.Protocol]:
     """The protocol uvicorn would pick (httptools when installed, else h11), writing
-    through a :class:`CoalescingTransport`, and guarding its file descriptors: a request
-    whose head takes longer than ``header_timeout`` seconds, or whose body takes longer than
-    ``body_timeout`` once the head is in, has its connection closed (uvicorn's keep-alive
-    timer only covers a connection that sends nothing at all); past ``max_connections``
-    open connections a new one is closed at once. Made once per setting; uvicorn is
-    imported here, so that importing this module costs nothing without the ``http`` extra."""
-    key = (header_timeout, body_timeout, max_connections)
+    through a :class:`CoalescingTransport`, and guarding its file descriptors and memory: a
+    request whose head takes longer than ``header_timeout`` seconds, or whose body takes
+    longer than ``body_timeout`` once the head is in, has its connection closed (uvicorn's
+    keep-alive timer only covers a connection that sends nothing at all); a head longer
+    than ``max_head`` bytes is answered 431 and its connection closed (httptools keeps a
+    head whole, however long, until it ends); past ``max_connections`` open connections a
+    new one is closed at once. Made once per setting; uvicorn is imported here, so that
+    importing this module costs nothing without the ``http`` extra."""
+    key = (header_timeout, body_timeout, max_connections, max_head)
     if key in _made:
         return _made[key]
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
@@ -113,6 +132,7 @@ def protocol_class(
         _watch: asyncio.TimerHandle | None = None
         _reading: str = ""  # "head", "body" or "" (no request being read)
         _since = 0.0  # when reading the current part began (loop time)
+        _head = 0  # bytes of the current request's head read so far
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             # (uvloop's transports are not asyncio.Transport subclasses: no isinstance here.)
@@ -125,6 +145,8 @@ def protocol_class(
             self._watch = asyncio.get_running_loop().call_later(tick, self._check)
 
         def data_received(self, data: bytes) -> None:
+            if self.transport.is_closing():
+                return  # refused (a head too long): nothing more is read
             cycle = getattr(self, "cycle", None)
             if self._reading == "" and (cycle is None or cycle.response_complete):
                 self._expect("head")  # a new request begins on a kept-alive connection
@@ -132,6 +154,10 @@ def protocol_class(
             cycle = getattr(self, "cycle", None)
             if cycle is not None and not cycle.response_complete:
                 self._expect("body" if cycle.more_body else "")
+            elif self._reading == "head":  # the head has not ended yet
+                self._head += len(data)
+                if self._head > max_head:
+                    self._refuse_head()
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._watch is not None:
@@ -144,6 +170,12 @@ def protocol_class(
             if part != self._reading:
                 self._reading = part
                 self._since = asyncio.get_running_loop().time()
+                self._head = 0
+
+        def _refuse_head(self) -> None:
+            """431, then close: the head read so far is dropped with the connection."""
+            self.transport.write(_TOO_LARGE)
+            self.transport.close()
 
         def _check(self) -> None:
             loop = asyncio.get_running_loop()

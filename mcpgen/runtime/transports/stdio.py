@@ -51,6 +51,9 @@ class StreamTransport:
         self._room = _HIGH_WATER
         # The incoming data cut into frames as it arrives; None: read from ``reader``.
         self._frames = frames
+        # Called once the peer's end of our output is gone (a server's stdout read by nobody).
+        self.on_output_lost: Callable[[], None] | None = None
+        self.stopping = False  # told to stop (stop_reading): a server's shutdown under way
 
     @property
     def deliver(self) -> Callable[[bytes], None] | None:
@@ -143,6 +146,21 @@ class StreamTransport:
         self._pending.clear()
         self._pending_size = 0
 
+    def stop_reading(self) -> None:
+        """Read no more (a server told to stop): what was read is served, and
+        :meth:`receive` ends as if the peer had closed its side."""
+        if self._frames is not None:
+            if self._frames.pipe is not None:
+                self._frames.pipe.close()
+            self._frames.feed_eof()
+        else:
+            self.reader.feed_eof()
+
+    def output_lost(self) -> None:
+        """The peer no longer reads what we write (the pipe's connection was lost)."""
+        if self.on_output_lost is not None:
+            self.on_output_lost()
+
     async def close(self) -> None:
         if self._closed:
             return
@@ -175,14 +193,14 @@ async def server_stdio(protect_stdout: bool = True, max_message: int = MAX_MESSA
     else:
         _read_in_thread(loop, frames, 0)
     writer: Any
+    lost: list[StreamTransport] = []  # the transport, once made: told when stdout's reader is gone
     if _is_pipe(out_fd):
-        transport, protocol = await loop.connect_write_pipe(
-            lambda: asyncio.streams.FlowControlMixin(loop=loop), os.fdopen(out_fd, "wb", 0)
-        )
+        transport, protocol = await loop.connect_write_pipe(lambda: _Outgoing(loop, lost), os.fdopen(out_fd, "wb", 0))
         writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     else:
         writer = _BlockingWriter(out_fd)
     stdio = StreamTransport(reader, writer, max_message, frames=frames)
+    lost.append(stdio)
     # Requests handed over as they are read wait while the client is not reading our
     # answers (receive() then waits for it to catch up before taking the next).
     frames.hold = stdio.peer_behind
@@ -206,6 +224,19 @@ def _read_in_thread(loop: asyncio.AbstractEventLoop, frames: _Frames, fd: int) -
         loop.call_soon_threadsafe(frames.feed_eof)
 
     threading.Thread(target=pump, name="mcpgen-stdin", daemon=True).start()
+
+
+class _Outgoing(asyncio.streams.FlowControlMixin):
+    """A server's stdout pipe, as the writer's protocol: says when the reader is gone."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, owner: list[StreamTransport]) -> None:
+        super().__init__(loop=loop)
+        self.owner = owner
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        for transport in self.owner:
+            transport.output_lost()
 
 
 class _BlockingWriter:

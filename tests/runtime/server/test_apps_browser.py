@@ -98,7 +98,7 @@ class HostProxy:
             result = await self.client.call_tool(tool.name, FIRST_CALL)
             answer = {
                 "html": interface.html,
-                "meta": msgspec.to_builtins(interface.meta),
+                "csp": interface.csp,  # the origins read_interface kept (never the raw declaration)
                 "arguments": FIRST_CALL,
                 "result": msgspec.to_builtins(result),
             }

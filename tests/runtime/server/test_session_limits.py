@@ -36,6 +36,9 @@ async def echo(client: httpx.AsyncClient, url: str, session: str, text: str) -> 
 
 
 def app_with(**options: Any) -> Any:
+    # One caller (this test, from one address) fills the server: its share is the whole of
+    # it here (tests/runtime/server/test_caller_limits.py tests the share).
+    options.setdefault("max_sessions_per_caller", options.get("max_sessions"))
     return echo_server("limits").http_app(**options)
 
 

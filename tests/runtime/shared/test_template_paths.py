@@ -29,6 +29,11 @@ def naive_server(root: Path, seen: list[str]) -> Server:
         seen.append(path)
         return f"the handler saw {path}"
 
+    @server.resource_template("joined://{/parts*}")
+    def joined(parts: list[str]) -> str:
+        seen.append("/".join(parts))
+        return (root / "/".join(parts)).read_text()  # the items joined as a path
+
     @server.resource_template("search://{query}")
     def search(query: str) -> str:
         return f"results for {query}"
@@ -56,9 +61,14 @@ def tree(tmp_path: Path) -> Path:
         "file:///..%5Coutside%5Csecret.txt",
         "file:///%2Fetc%2Fpasswd",
         "file:///C%3A%5Cwindows",
+        # Each item stays in (an empty one, then plain names), but joined they are absolute.
+        "joined:////{secret}",
+        "joined:///%2F{secret}",
+        "joined:///a/%2E%2E/%2E%2E/outside/secret.txt",
     ],
 )
 async def test_a_value_leaving_its_root_is_not_served(tree: Path, era: str, uri: str) -> None:
+    uri = uri.replace("{secret}", str(tree.parent / "outside" / "secret.txt").lstrip("/"))
     seen: list[str] = []
     with serving_in_thread(naive_server(tree, seen).http_app()) as port:
         async with Client.http(f"http://127.0.0.1:{port}/mcp", era=era) as client:
@@ -70,6 +80,8 @@ async def test_a_value_leaving_its_root_is_not_served(tree: Path, era: str, uri:
             # The same server still serves what is inside, and plain values elsewhere.
             inside = await client.read_resource("file:///notes.txt")
             assert inside.contents[0].text == "public notes"  # type: ignore[union-attr]
+            joined = await client.read_resource("joined:///notes.txt")
+            assert joined.contents[0].text == "public notes"  # type: ignore[union-attr]
             found = await client.read_resource("search://a%3Ab%20c")
             assert found.contents[0].text == "results for a:b c"  # type: ignore[union-attr]
 

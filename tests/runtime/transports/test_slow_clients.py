@@ -129,3 +129,30 @@ def test_a_kept_alive_connection_is_guarded_on_its_next_request() -> None:
         sock.sendall(HEAD)  # the next one starts, and trickles
         waited = trickled_until_closed(sock, lambda n: b"X-Slow-%d: 1\r\n" % n)
         assert waited is not None and waited < 2.0, waited
+
+
+def test_a_head_longer_than_max_head_is_refused_431_and_closed() -> None:
+    """Issue 36.11: httptools keeps an unfinished head whole; past 64 KiB it is refused."""
+    with serving_in_thread(echo_server().http_app(), http=protocol_class()) as port:
+        big = connect(port)
+        big.sendall(HEAD)
+        line = b"X-Filler: " + b"a" * 1000 + b"\r\n"
+        try:
+            big.sendall(line * 128)  # 128 KB of a head that has not ended (and will not)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed on us mid-send: the refusal came first
+        big.settimeout(5)  # well inside the 10 s head timeout: refused for its size, not its pace
+        answer = b""
+        try:
+            while chunk := big.recv(4096):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:100]
+        # A head just under the limit is served as any other, and so is everyone else.
+        near = HEAD + b"X-Filler: " + b"a" * (60 * 1024) + b"\r\nContent-Length: 2\r\n\r\n{}"
+        ok = connect(port)
+        ok.sendall(near)
+        ok.settimeout(5)
+        assert ok.recv(4096).startswith(b"HTTP/1.1 4")  # read: 400/406 for a body that is no request
+        assert ping(port) in (200, 400)
