@@ -143,12 +143,19 @@ def server_env() -> dict[str, str]:
     return env
 
 
+@functools.cache
+def node_command(script: str) -> tuple[str, ...]:
+    """``node SCRIPT`` for a script of the TypeScript peer (installed on the first call)."""
+    return tuple(ts_peer.node_command(script))
+
+
 def command(peer: str, transport: str, port: int = 0, *, tools: int = 0, probe: Path | None = None) -> list[str]:
     """The argv of ``peer``'s scale server: ``transport`` is stdio, http or sessions."""
     if peer == TS:
-        node = ts_peer.node_command("scale.mjs")
+        node, script = node_command("scale.mjs")
+        gc = ["--expose-gc"] if transport == "sessions" else []  # for HttpServer.collect
         args = [transport] + ([str(port), "--json-response"] if transport != "stdio" else [])
-        return [node[0], "--expose-gc", node[1], *args, *(["--tools", str(tools)] if tools else [])]
+        return [node, *gc, script, *args, *(["--tools", str(tools)] if tools else [])]
     script = SERVERS / ("scale_mcpgen.py" if peer == MCPGEN else "scale_sdk.py")
     args = ["stdio"] if transport == "stdio" else ["http", str(port), "--json-response"]
     args += ["--tools", str(tools)] if tools else []
@@ -158,7 +165,7 @@ def command(peer: str, transport: str, port: int = 0, *, tools: int = 0, probe: 
 def echo_command(peer: str, port: int, *, probe: Path | None) -> list[str]:
     """The argv of ``peer``'s echo server of ``bench/http.py`` (JSON responses)."""
     if peer == TS:
-        return [*ts_peer.node_command("http.mjs"), str(port), "--json-response"]
+        return [*node_command("http.mjs"), str(port), "--json-response"]
     script = {BARE: "raw_http.py", MCPGEN: "mcpgen_http.py", SDK: "sdk_http.py"}[peer]
     wrap = [str(SERVERS / "gc_probe.py"), str(probe)] if probe else []
     return [sys.executable, *wrap, str(SERVERS / script), str(port), "--json-response"]
@@ -520,8 +527,9 @@ async def list_all(client: StdioPeer) -> dict[str, Any]:
 
 async def tools_cell(peer: str, era: str, n: int) -> list[Row]:
     """Start-up with ``n`` tools, then two full listings."""
+    argv = command(peer, "stdio", tools=n)
     started = time.perf_counter()
-    async with StdioPeer.running(command(peer, "stdio", tools=n), era) as client:
+    async with StdioPeer.running(argv, era) as client:
         start_ms = (time.perf_counter() - started) * 1000
         first = await list_all(client)
         second = await list_all(client)
@@ -545,42 +553,42 @@ async def tools_cell(peer: str, era: str, n: int) -> list[Row]:
     ]
 
 
-async def blobs(client: StdioPeer | HttpPeer, pid: int, megabytes: int, calls: int) -> tuple[float, list[float], int]:
-    """Server CPU seconds, latencies and the answer's bytes of ``calls`` calls of ``blob``
-    after an untimed one (which makes the text)."""
+async def blobs(client: StdioPeer | HttpPeer, pid: int, megabytes: int, counts: Counts) -> Row:
+    """Calls of ``blob`` one at a time, after an untimed one (which makes the text), until
+    the server has spent ``counts.payload_cpu`` seconds of CPU on them (its clock ticks
+    every 10 ms) or ``counts.payload_mb`` MiB have been sent, at least 2 calls."""
     args = {"name": "blob", "arguments": {"megabytes": megabytes}}
     await client.request("tools/call", args)
     cpu, latencies, size = cpu_seconds(pid), [], 0
-    for _ in range(calls):
+    while len(latencies) < 2 or (
+        cpu_seconds(pid) - cpu < counts.payload_cpu and (len(latencies) + 1) * megabytes <= counts.payload_mb
+    ):
         result, size, seconds = await client.request("tools/call", args)
         if len(text_of(result)) != megabytes << 20:
             raise Failed(f"a result of {len(text_of(result))} characters, not {megabytes} MiB")
         latencies.append(seconds)
-    return cpu_seconds(pid) - cpu, latencies, size
+    cpu = cpu_seconds(pid) - cpu
+    return {
+        "megabytes": megabytes,
+        "calls": len(latencies),
+        "cpu_ms_per_mb": cpu * 1000 / (len(latencies) * megabytes),
+        "p50_ms": ms(percentile(latencies, 0.5)),
+        "answer_mib": size / (1 << 20),
+    }
 
 
 async def payload_cell(peer: str, transport: str, era: str, megabytes: int, counts: Counts) -> list[Row]:
     """Server CPU per MB of ``blob`` results, one call at a time."""
-    calls = max(2, counts.payload_mb // megabytes)
     if transport == "stdio":
         async with StdioPeer.running(command(peer, "stdio"), era) as client:
-            cpu, latencies, size = await blobs(client, client.process.pid, megabytes, calls)
-    else:
-        async with http_server(functools.partial(command, peer, "http")) as server:
-            pool = Pool(server.port)
-            http = HttpPeer(pool, era)
-            await asyncio.wait_for(http.open(), START_TIMEOUT)
-            cpu, latencies, size = await blobs(http, server.proc.pid, megabytes, calls)
-            pool.close()
-    return [
-        {
-            "megabytes": megabytes,
-            "calls": calls,
-            "cpu_ms_per_mb": cpu * 1000 / (calls * megabytes),
-            "p50_ms": ms(percentile(latencies, 0.5)),
-            "answer_mib": size / (1 << 20),
-        }
-    ]
+            return [await blobs(client, client.process.pid, megabytes, counts)]
+    async with http_server(functools.partial(command, peer, "http")) as server:
+        pool = Pool(server.port)
+        http = HttpPeer(pool, era)
+        await asyncio.wait_for(http.open(), START_TIMEOUT)
+        found = await blobs(http, server.proc.pid, megabytes, counts)
+        pool.close()
+    return [found]
 
 
 async def drive(session: Any, clients: int, seconds: float, ids: Iterable[int]) -> dict[str, Any]:
@@ -644,7 +652,7 @@ class Run:
     counts: Counts
     rows: list[Row] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    loads: dict[str, list[float]] = field(default_factory=dict)  # section: load average at start, end
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)  # section: {"load": [start, end], "seconds"}
 
 
 async def cell(run: Run, key: Row, measure: Awaitable[list[Row]]) -> None:
@@ -666,12 +674,12 @@ async def measure(run: Run, sections: list[str], probe: Path) -> None:
     for peer in PEERS:
         await cell(Run(counts), {"warm-up": peer}, tools_cell(peer, HANDSHAKE, counts.tools[0]))
     for section in sections:
-        run.loads[section] = [os.getloadavg()[0]]
-        print(f"... {section}, load average {run.loads[section][0]:.2f}", file=sys.stderr, flush=True)
+        load, started = os.getloadavg()[0], time.monotonic()
+        print(f"... {section}, load average {load:.2f}", file=sys.stderr, flush=True)
         for rep in range(1, counts.repeat + 1):
             for key, job in plan(section, rep, counts, probe):
                 await cell(run, key, job())
-        run.loads[section].append(os.getloadavg()[0])
+        run.sections[section] = {"load": [load, os.getloadavg()[0]], "seconds": time.monotonic() - started}
 
 
 def plan(section: str, rep: int, counts: Counts, probe: Path) -> list[tuple[Row, Callable[[], Awaitable[list[Row]]]]]:
@@ -723,7 +731,7 @@ async def main() -> int:
     if args.tables is not None:
         saved = json.loads(args.tables.read_text())
         counts = Counts(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved["counts"].items()})
-        print("\n\n".join(report(saved["rows"], counts, saved["loads"], counts.repeat).values()))
+        print("\n\n".join(report(saved["rows"], counts, saved["sections"]).values()))
         return 0
     counts = QUICK if args.quick else FULL
     if args.repeat is not None:
@@ -746,7 +754,7 @@ async def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as scratch:
         PYCACHE = str(Path(scratch) / "pycache")
         await measure(run, sections, Path(scratch) / "gc-stats")
-    tables = report(run.rows, counts, run.loads, counts.repeat)
+    tables = report(run.rows, counts, run.sections)
     print("\n\n".join(tables.values()))
     took = time.monotonic() - started
     print(
@@ -755,7 +763,7 @@ async def main() -> int:
     for problem in run.errors:
         print(f"error: {problem}")
     if args.json is not None:
-        saved = {"info": info, "counts": counts.__dict__, "seconds": took, "loads": run.loads}
+        saved = {"info": info, "counts": counts.__dict__, "seconds": took, "sections": run.sections}
         saved |= {"errors": run.errors, "tables": tables, "rows": run.rows}
         args.json.write_text(json.dumps(saved, indent=1) + "\n")
     return 1 if run.errors else 0

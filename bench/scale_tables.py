@@ -31,7 +31,8 @@ class Counts:
     tools: tuple[int, ...]  # N, smallest first, each a tenth of one after it or so
     sdk_tools: int  # the most tools the Python SDK's server is given (it registers a tool in ms)
     megabytes: tuple[int, ...]
-    payload_mb: int  # MiB sent per payload cell (at least 2 calls)
+    payload_cpu: float  # seconds of server CPU a payload cell runs for (at least 2 calls) ...
+    payload_mb: int  # ... unless it has sent this many MiB
     clients: tuple[int, ...]
     warm_seconds: float
     measure_seconds: float
@@ -44,7 +45,8 @@ FULL = Counts(
     tools=(1000, 3000, 10000, 30000),
     sdk_tools=10000,
     megabytes=(1, 8, 32),
-    payload_mb=128,
+    payload_cpu=0.25,
+    payload_mb=256,
     clients=(1, 8, 32, 128, 512),
     warm_seconds=0.5,
     measure_seconds=2.0,
@@ -57,7 +59,8 @@ QUICK = Counts(
     tools=(100, 1000),
     sdk_tools=1000,
     megabytes=(1, 4),
-    payload_mb=8,
+    payload_cpu=0.05,
+    payload_mb=64,
     clients=(1, 16, 64),
     warm_seconds=0.1,
     measure_seconds=0.3,
@@ -278,11 +281,14 @@ TABLES: dict[str, Callable[[list[Row], Counts], str]] = {
 }
 
 
-def report(rows: list[Row], counts: Counts, loads: dict[str, list[float]], repeat: int) -> dict[str, str]:
+def report(rows: list[Row], counts: Counts, sections: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Each section's tables under a title saying how many runs, the load and the time."""
     found = {}
     for section, make in TABLES.items():
         if select(rows, section):
-            load = loads.get(section, [None, None])
-            title = f"{section} (median of {repeat} runs; load average {fmt(load[0])} → {fmt(load[-1])})"
+            done = sections.get(section, {})
+            load = done.get("load", [None, None])
+            seconds = f"; {done['seconds']:.0f} s" if "seconds" in done else ""
+            title = f"{section} (median of {counts.repeat} runs; load average {fmt(load[0])} → {fmt(load[1])}{seconds})"
             found[section] = f"### {title}\n\n{make(rows, counts)}"
     return found
