@@ -115,8 +115,8 @@ from scale_tables import (  # noqa: E402
     report,
 )
 
-REQUEST_TIMEOUT = 120.0  # seconds for one request (the SDK lists 30,000 tools in seconds)
-START_TIMEOUT = 60.0  # seconds for a server to listen or answer its first request
+REQUEST_TIMEOUT = 120.0  # seconds for one request (the SDK lists 10,000 tools in seconds)
+START_TIMEOUT = 180.0  # seconds for a server to answer its first request (the SDK registers 10,000 tools in 20-50)
 GC_SETTLE = 0.5  # seconds after asking a server for a full collection before reading its RSS
 CONNECTIONS = 16  # keep-alive connections used to open sessions, and sessions opened at once
 
@@ -281,7 +281,7 @@ def checked(message: Any, rid: int, stateless: bool) -> dict[str, Any]:
         raise Failed(f"no result: {str(message)[:200]}")
     if result.get("isError"):
         raise Failed(f"tool error: {str(result)[:200]}")
-    if stateless and "protocolVersion" not in result and result.get("resultType") != "complete":
+    if stateless and result.get("resultType") != "complete":
         raise Failed(f"resultType is not complete: {str(result)[:200]}")
     return result
 
@@ -487,8 +487,11 @@ async def sessions_cell(peer: str, era: str, counts: Counts, probe: Path) -> lis
                     HttpPeer(pool, era, f"client-{len(peers) + i}") for i in range(min(CONNECTIONS, step - len(peers)))
                 ]
                 await asyncio.gather(*(p.open() for p in batch))
+                if era == HANDSHAKE and not all("mcp-session-id" in p.headers for p in batch):
+                    raise Failed("an initialize answer without an Mcp-Session-Id: no session to count")
                 peers += batch
-            latencies = [await peers[i % len(peers)].echo(f"call {i}") for i in range(counts.session_calls)]
+            calls = counts.session_calls  # spread over all the sessions open
+            latencies = [await peers[i * len(peers) // calls].echo(f"call {i}") for i in range(calls)]
             await server.collect()
             memory = memory_kib(server.proc.pid)
             rows.append(
