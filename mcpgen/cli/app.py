@@ -465,6 +465,10 @@ def run(
     host: Annotated[str, typer.Option(help="http: the address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="http: the port to listen on.")] = 8000,
     path: Annotated[str, typer.Option(help="http: the endpoint's path.")] = "/mcp",
+    uds: Annotated[
+        str | None,
+        typer.Option(help="http: listen on this Unix domain socket instead of a TCP port (this user only)."),
+    ] = None,
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(
@@ -485,12 +489,15 @@ def run(
       mcpgen run server.py
       mcpgen run server.py:weather --transport http --port 8001
       mcpgen run server.py --transport http --allowed-host mcp.example.com
+      mcpgen run server.py --transport http --uds /tmp/weather.sock
       mcpgen run mypkg.server
     """
     from mcpgen.cli.run import LoadError, load_server
 
     if transport not in ("stdio", "http"):
         fail(f"--transport is stdio or http, not {transport!r}")
+    if uds is not None and transport != "http":
+        fail("--uds serves Streamable HTTP on a Unix socket: add --transport http")
     with user_errors():
         try:
             server = load_server(target, quiet_stdout=transport == "stdio", debug=state["debug"])
@@ -513,7 +520,7 @@ def run(
                     style="dim",
                     highlight=False,
                 )
-            server.run("http", host=host, port=port, path=path, **options)
+            server.run("http", host=host, port=port, path=path, uds=uds, **options)
         else:
             server.run("stdio")
 

@@ -77,6 +77,40 @@ def test_run_over_http() -> None:
     assert proc.stdout.strip() == "<image image/png, 70 bytes>", proc.stderr
 
 
+@pytest.mark.anyio
+async def test_run_over_a_unix_socket() -> None:
+    import shutil
+    import socket
+    import time
+
+    folder = Path(f"/tmp/mcpgen-run-uds-{os.getpid()}")
+    folder.mkdir(exist_ok=True)
+    path = str(folder / "peer.sock")
+    command = [sys.executable, "-m", "mcpgen", "run", str(PEER), "--transport", "http", "--uds", path]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            probe = socket.socket(socket.AF_UNIX)
+            try:
+                probe.connect(path)
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, process.stderr
+                time.sleep(0.05)
+            finally:
+                probe.close()
+        async with Client.http("http://localhost/mcp", uds=path) as client:
+            result = await client.call_tool("label", {"code": "x", "count": 1})
+        assert result.content[0].text.startswith("code='x'")  # type: ignore[union-attr]
+    finally:
+        process.terminate()
+        process.wait(10)
+        shutil.rmtree(folder, ignore_errors=True)
+    refused = mcpgen("run", str(PEER), "--uds", path)
+    assert refused.returncode == 2 and "--transport http" in refused.stderr
+
+
 def test_run_says_which_server_it_looked_for(tmp_path: Path) -> None:
     (tmp_path / "two.py").write_text("from mcpgen import Server\nb = Server('b')\na = Server('a')\n")
     (tmp_path / "none.py").write_text("x = 1\n")

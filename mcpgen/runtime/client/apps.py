@@ -18,8 +18,8 @@ from typing import Any
 
 import msgspec
 
-from mcpgen.generated import Tool
 from mcpgen.protocol.ext_apps import McpUiResourceMeta, McpUiToolMeta
+from mcpgen.protocol.v2025_11_25 import Tool
 from mcpgen.runtime.shared.meta import UI_EXTENSION, UI_MIME, UI_SCHEME
 
 log = logging.getLogger("mcpgen")

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     CallToolResult,
     ClientCapabilities,
     ClientHandlers,
@@ -182,7 +182,7 @@ class Client:
         check_output: bool = True,
         era: str = DEFAULT_ERA,
         cache: bool = True,
-        probe_timeout: float = 3.0,
+        probe_timeout: float | None = None,
         apps: bool = False,
         extensions: dict[str, dict[str, Any]] | Sequence[Extension] | None = None,
         middleware: Sequence[Middleware | RequestHook] | None = None,
@@ -356,7 +356,7 @@ class Client:
                 self.info,
                 self.era,
                 known_era=session.abilities.only_era or eras.known(endpoint),
-                probe_timeout=self.probe_timeout,
+                probe_timeout=eras.probe_patience(self.probe_timeout, session.abilities.url),
                 cache=self.cache,
             )
             eras.remember(endpoint, self.era, session.era, session.probe_timed_out)
@@ -773,7 +773,7 @@ class Client:
         value: str,
         context: dict[str, str] | None = None,
     ) -> CompleteResult:
-        from mcpgen.generated import CompleteRequestParamsArgument, CompleteRequestParamsContext
+        from mcpgen.protocol.v2025_11_25 import CompleteRequestParamsArgument, CompleteRequestParamsContext
 
         return await self.session.complete(
             ref=ref,

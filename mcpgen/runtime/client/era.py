@@ -63,6 +63,23 @@ class StatelessRefused(McpError):
         )
 
 
+# How long ``server/discover`` may stay unanswered before the client opens with
+# ``initialize`` instead. Over a stream (stdio) an older server may ignore a request it does
+# not know until it is initialized: silence is an answer there. Over HTTP every server
+# answers at once, an older one with an HTTP status or a JSON-RPC error, so silence only
+# means a busy server (40 clients starting at once on 2 cores took over 3 s here): waiting
+# longer costs nothing, and giving up early would send a modern server ``initialize``.
+STREAM_PROBE_PATIENCE = 3.0
+HTTP_PROBE_PATIENCE = 30.0
+
+
+def probe_patience(chosen: float | None, url: str | None) -> float:
+    """The probe's timeout: the user's, else the transport's usual (an ``url``: HTTP)."""
+    if chosen is not None:
+        return chosen
+    return HTTP_PROBE_PATIENCE if url is not None else STREAM_PROBE_PATIENCE
+
+
 def after_probe(probing: bool, failure: BaseException) -> Literal["raise", "handshake"]:
     """What a failed ``server/discover`` means. A pinned era never falls back ("raise").
     For "auto", an error only the stateless era answers proves a modern server ("raise"

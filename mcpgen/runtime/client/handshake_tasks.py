@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import CallToolResult, InitializeResult
+from mcpgen.protocol.v2025_11_25 import CallToolResult, InitializeResult
 from mcpgen.runtime.client.stateless import InvalidResult
 from mcpgen.runtime.client.tasks import (
     STATUSES,

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpgen import generated as handshake
-from mcpgen.generated import (
+from mcpgen.protocol import v2025_11_25 as handshake
+from mcpgen.protocol.v2025_11_25 import (
     ClientCalls,
     ClientCapabilities,
     Implementation,

@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
-from mcpgen.generated import CallToolResult
+from mcpgen.protocol.v2025_11_25 import CallToolResult
 from mcpgen.runtime.errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,

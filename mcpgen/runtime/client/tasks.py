@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen import generated as handshake
-from mcpgen.generated import CallToolResult
+from mcpgen.protocol import v2025_11_25 as handshake
+from mcpgen.protocol.v2025_11_25 import CallToolResult
 from mcpgen.runtime.client.stateless import (
     InvalidResult,
     StatelessCallToolResult,

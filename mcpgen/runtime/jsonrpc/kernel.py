@@ -31,7 +31,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from functools import partial
 from types import CoroutineType
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import msgspec
 
@@ -105,7 +105,8 @@ class Reply(Protocol):
         ...
 
     def settled(self, request: Incoming) -> None:
-        """The request has ended (answered, refused, cancelled): forget it."""
+        """The request, which outlived :func:`serve` (its owner keeps such requests: running,
+        or in line), has ended: forget it."""
         ...
 
 
@@ -131,6 +132,18 @@ class Ready(msgspec.Struct, frozen=True):
 
     kind: str
     body: Any
+
+
+class Later(msgspec.Struct):
+    """The rest of an on-the-spot handler's work, for its task to run: ``fn(**kwargs)``
+    awaited, then ``done(key, value)`` (or ``failed(key, exc)``) makes the result. What
+    :data:`NOT_NOW`'s partial does, without a coroutine of the handler's between."""
+
+    fn: Callable[..., Awaitable[Any]]
+    kwargs: dict[str, Any]
+    done: Callable[[Any, Any], Any]
+    failed: Callable[[Any, Exception], Any]
+    key: Any = None
 
 
 class PlainRules:
@@ -172,8 +185,7 @@ class Slots:
                 len(self.line),
             )
             _close_later(request)
-            request.state = SETTLED
-            request.reply.settled(request)
+            request.state = SETTLED  # refused inside serve(): its owner never kept it
             request.reply.answer_soon(request.request_id, busy_frame(request.request_id), SERVER_BUSY)
             return False
         request.state = QUEUED
@@ -266,16 +278,49 @@ def busy_frame(rid: RequestId) -> bytes:
 def serve(request: Incoming) -> None:
     """Serve an admitted request: answer it on the spot where its route can (that takes no
     slot: nothing is held), else take a slot, or wait in line, or be refused, and run it
-    in a task. Synchronous: nothing here waits."""
+    in a task. Synchronous: nothing here waits. (The on-the-spot answer is written out here
+    rather than called: it is most requests' whole path.)"""
     route = request.route
     # The request's context is set around the handler and around creating its task (which
     # copies it): the handler and Context.current() see it, the caller's code does not.
     reset = current_request.set(request)
     try:
         later: Any = None
-        if route.now is not None and request.reply.answers_now:
-            later = _answer_now(request, route.now)
+        now = route.now
+        if now is not None and request.reply.answers_now:
+            code: int | None = None
+            try:
+                out = now(request.params)
+                kind = out.__class__
+                expected = route.expected
+                if out is NOT_NOW:
+                    pass  # its task runs the route's run
+                elif kind is Later or kind is partial or kind is CoroutineType:
+                    later = out
+                elif expected is not None and isinstance(out, expected):  # the common case: a result
+                    frame = request.rules.result(request, out)
+                    later = _ANSWERED
+                elif _AWAITABLE.get(kind, False) or (kind not in _AWAITABLE and _awaitable(kind, out)):
+                    later = out  # an awaitable of another kind (a middleware's)
+                else:
+                    if expected is not None and not isinstance(out, Ready):
+                        _wrong_type(request, out)
+                    frame = request.rules.result(request, out)
+                    later = _ANSWERED
+            except asyncio.CancelledError:
+                # Raised by the handler itself: no answer, as for a cancelled request. The
+                # caller goes on unless it is being cancelled itself.
+                settle(request)
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                return
+            except Exception as exc:
+                frame, code = failure(request, exc)
+                later = _ANSWERED
             if later is _ANSWERED:
+                request.reply.answer_soon(request.request_id, frame, code)
+                request.state = SETTLED  # it held no slot, and its owner never kept it
                 return
         slots = request.slots
         if slots is not None and route.limited:
@@ -288,33 +333,25 @@ def serve(request: Incoming) -> None:
 
 
 _ANSWERED: Any = object()
+# Whether instances of a class (what an on-the-spot handler returned) are awaitable.
+_AWAITABLE: dict[type, bool] = {}
 
 
-def _answer_now(request: Incoming, now: Callable[[Any], Any]) -> Any:
-    """Call the route's ``now``: the request answered (``_ANSWERED``), or what its task is
-    to await (None: the route's ``run``)."""
-    code: int | None = None
-    try:
-        out = now(request.params)
-        if out is NOT_NOW:
-            return None
-        kind = out.__class__
-        if kind is partial or kind is CoroutineType or inspect.isawaitable(out):
-            return out
-        frame = finish(request, out)
-    except asyncio.CancelledError:
-        # Raised by the handler itself: no answer, as for a cancelled request. The caller
-        # goes on unless it is being cancelled itself.
-        settle(request)
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
-            raise
-        return _ANSWERED
-    except Exception as exc:
-        frame, code = failure(request, exc)
-    request.reply.answer_soon(request.request_id, frame, code)
-    settle(request)
-    return _ANSWERED
+def _awaitable(kind: type, out: Any) -> bool:
+    """Whether ``out`` (of a class not seen before) is awaitable, remembered for its class."""
+    found = _AWAITABLE[kind] = inspect.isawaitable(out)
+    return found
+
+
+def _wrong_type(request: Incoming, result: Any) -> NoReturn:
+    expected = request.route.expected
+    log.error(
+        "mcpgen: %s handler returned %s, not %s",
+        request.method,
+        type(result).__name__,
+        getattr(expected, "__name__", expected),
+    )
+    raise McpError(INTERNAL_ERROR, "Internal error")
 
 
 def resume(request: Incoming) -> None:
@@ -328,7 +365,7 @@ def resume(request: Incoming) -> None:
 
 def _launch(request: Incoming, later: Any) -> None:
     request.state = RUNNING
-    if later is not None and later.__class__ is not partial:
+    if later is not None and later.__class__ is CoroutineType:
         request.later = later  # closed unrun if the task never starts
     loop = asyncio.get_running_loop()
     serving = _serve(request, later)
@@ -342,38 +379,48 @@ def _launch(request: Incoming, later: Any) -> None:
 
 async def _serve(request: Incoming, later: Any) -> None:
     """Run the request's handler and send its answer, in the request's own task (whose
-    context holds the request's ``current_request``)."""
+    context holds the request's ``current_request``). The work is the route's ``run``, or
+    what an on-the-spot handler left: a :class:`Later` (its function awaited right here,
+    no coroutine of the handler's between), a partial, a coroutine or another awaitable."""
     route = request.route
     frame: bytes | None = None
     code: int | None = None
     limit = route.timeout
+    timer = asyncio.timeout(limit) if limit is not None else None
+    kind = later.__class__
     try:
         if later is None:
             work = route.run(request.params)
-        elif later.__class__ is partial:
+        elif kind is Later:
+            work = later.fn(**later.kwargs)
+        elif kind is partial:
             work = later()
         else:
-            work = later  # a coroutine (or another awaitable) made on the spot
-        if limit is None:
-            result = await work
-        else:
-            timer = asyncio.timeout(limit)
-            try:
+            work = later
+        try:
+            if timer is None:
+                result = await work
+            else:
                 async with timer:
                     result = await work
-            except TimeoutError:
-                if not timer.expired():
-                    raise  # the handler's own TimeoutError: a failure like any other
-                log.error("mcpgen: %s handler timed out after %s s", request.method, limit)
-                frame = error_frame(INTERNAL_ERROR, f"Internal error: no result within {limit:g} s", request.request_id)
-                code = INTERNAL_ERROR
-                return
+        except Exception as exc:
+            if kind is not Later or (timer is not None and timer.expired()):
+                raise
+            result = later.failed(later.key, exc)  # the handler's own failure, as it answers it
+        else:
+            if kind is Later:
+                result = later.done(later.key, result)
         frame = finish(request, result)
     except asyncio.CancelledError:
         frame = None  # cancelled by the peer (or the connection is closing): no answer
         request.reply.abandoned(request.request_id)
     except Exception as exc:
-        frame, code = failure(request, exc)
+        if timer is not None and timer.expired() and isinstance(exc, TimeoutError):
+            log.error("mcpgen: %s handler timed out after %s s", request.method, limit)
+            frame = error_frame(INTERNAL_ERROR, f"Internal error: no result within {limit:g} s", request.request_id)
+            code = INTERNAL_ERROR
+        else:
+            frame, code = failure(request, exc)
     finally:
         request.later = None
         settle(request)
@@ -387,13 +434,7 @@ def finish(request: Incoming, result: Any) -> bytes:
     """The frame answering ``request`` with ``result``, once its type is checked."""
     expected = request.route.expected
     if expected is not None and not isinstance(result, expected) and not isinstance(result, Ready):
-        log.error(
-            "mcpgen: %s handler returned %s, not %s",
-            request.method,
-            type(result).__name__,
-            getattr(expected, "__name__", expected),
-        )
-        raise McpError(INTERNAL_ERROR, "Internal error")
+        _wrong_type(request, result)
     return request.rules.result(request, result)
 
 
@@ -415,12 +456,14 @@ def failure(request: Incoming, exc: BaseException) -> tuple[bytes, int | None]:
 def settle(request: Incoming) -> None:
     """The request has ended: its slot (if it held one) goes to the next in line, its owner
     forgets it."""
-    if request.state == SETTLED:
+    state = request.state
+    if state == SETTLED:
         return
-    held = request.state == RUNNING  # answered on the spot or in line: it held none
     request.state = SETTLED
     request.task = None
-    request.reply.settled(request)
+    if state != NEW:  # it outlived serve(): its owner keeps it until now
+        request.reply.settled(request)
+    held = state == RUNNING  # answered on the spot or in line: it held none
     slots = request.slots
     if held and slots is not None and request.route.limited:
         slots.leave()
@@ -464,6 +507,7 @@ __all__ = [
     "NOT_NOW",
     "PLAIN",
     "Incoming",
+    "Later",
     "OneReply",
     "Ready",
     "PlainRules",

@@ -226,8 +226,9 @@ class Session:
             return
         request = self.admit(env)
         if request is not None:
-            self._inflight[rid] = request
             kernel.serve(request)
+            if request.state != kernel.SETTLED:  # running or in line (an answer on the spot is done)
+                self._inflight[rid] = request
 
     def admit(self, env: Envelope) -> kernel.Incoming | None:
         """The request as the kernel serves it, or None when it is refused here (answered
@@ -304,7 +305,16 @@ class Session:
     # The kernel's Reply: where this connection's answers go.
 
     def answer_soon(self, rid: RequestId, frame: bytes, code: int | None) -> None:
-        self._send_soon(frame, related=rid, final=True)
+        # _send_soon, written out: most answers are given on the spot.
+        transport = self._immediate_transport
+        if transport is None:
+            self.spawn(self._send(frame, related=rid, final=True))
+            return
+        try:
+            if not transport.send_now(frame, related=rid, final=True):
+                self.spawn(transport.drain())
+        except ConnectionError:
+            log.debug("mcpgen: dropped a frame for a closed connection")
 
     def answer(self, rid: RequestId, frame: bytes, code: int | None) -> Awaitable[None] | None:
         if not self._open:

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from mcpgen.generated import CallToolResult, TextContent
+from mcpgen.protocol.v2025_11_25 import CallToolResult, TextContent
 from mcpgen.runtime.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
 from mcpgen.runtime.middleware.chain import Call, CallNext, Middleware
 

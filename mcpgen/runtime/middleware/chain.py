@@ -368,7 +368,8 @@ class Chain:
 
 
 def _bind(item: Middleware, step: Callable[[Call], Any]) -> Callable[[Call], Any]:
-    on_request = item.on_request
+    # A bare hook is called as it is (not through its wrapper's on_request: one call less).
+    on_request = item.hook if isinstance(item, _Hook) else item.on_request
 
     def bound(call: Call) -> Any:
         return on_request(call, step)

@@ -1,8 +1,10 @@
-"""The server side: ``server`` (``Server``: registration, decorators, the handlers, and
-``Server.dispatch``, the one path to a handler), ``content`` (a handler's value as
-protocol content), ``running`` (stdio, ASGI, uvicorn), ``era`` (which era a request is in),
-``session`` (a handshake-era connection), ``context`` and ``threads`` (what a handler sees
-and where a plain ``def`` runs), ``stateless`` (the 2026-07-28 front) with ``tasks``,
-``listen``, ``input_required`` and ``params_merge``; ``http_server``, ``http_exchange`` and
-``legacy_sse`` (the HTTP endpoints, through ``host.Host``); ``signature``, ``uri_template``,
-``skills``, ``caching``."""
+"""The server side: ``server`` (``Server``: decorators, configuration, ``run``), ``catalog``
+(what a server offers), ``handlers`` (the protocol's handlers, which ``Server`` inherits),
+``features`` (what serves a server sees: routes with their middleware, capabilities,
+extensions, the stateless front, tasks), ``lifespan``; ``session`` (a connection: the
+handshake era's admission), ``stateless`` (the 2026-07-28 era's admission and finishing) with
+``tasks``, ``listen``, ``input_required`` and ``params_merge``; ``running`` (stdio, ASGI,
+uvicorn over TCP or a Unix socket), ``http_server``, ``http_exchange`` and ``legacy_sse`` (the
+HTTP endpoints, through ``host.Host``); ``content``, ``context``, ``threads``, ``era``,
+``signature``, ``registry``, ``skills``, ``apps``, ``caching``. The kernel every request goes
+through is :mod:`mcpgen.runtime.jsonrpc.kernel`."""

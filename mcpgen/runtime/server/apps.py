@@ -27,8 +27,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import TextResourceContents
 from mcpgen.protocol.ext_apps import McpUiResourceCsp, McpUiResourceMeta, McpUiResourcePermissions, McpUiToolMeta
+from mcpgen.protocol.v2025_11_25 import TextResourceContents
 from mcpgen.runtime.shared.extension import Extension
 from mcpgen.runtime.shared.meta import UI_EXTENSION, UI_MIME, UI_SCHEME
 

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     AudioContent,
     BlobResourceContents,
     ContentBlock,

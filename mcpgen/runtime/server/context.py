@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     CreateMessageResult,
     ElicitRequestFormParams,
     ElicitRequestFormParamsRequestedSchema,

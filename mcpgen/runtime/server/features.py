@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     Implementation,
     InitializeRequestParams,
     InitializeResult,

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     CallToolRequestParams,
     CallToolResult,
     CompleteRequestParams,
@@ -43,7 +43,7 @@ from mcpgen.generated import (
 )
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, CapabilityError, McpError, ResourceNotFound
 from mcpgen.runtime.jsonrpc.context import current_request
-from mcpgen.runtime.jsonrpc.kernel import NOT_NOW
+from mcpgen.runtime.jsonrpc.kernel import NOT_NOW, Later
 from mcpgen.runtime.server.catalog import Catalog
 from mcpgen.runtime.server.content import to_content, to_contents, to_messages
 from mcpgen.runtime.server.context import Context
@@ -112,6 +112,11 @@ class Handlers:
             return started
         found, kwargs = started
         if not found.now:
+            sig = found.signature
+            if sig.is_async and sig.context_param is None:
+                # The common case (an async def without a Context): its task awaits the
+                # function itself, then makes the result (no coroutine of ours between).
+                return Later(found.fn, kwargs, self._tool_result, self._tool_failed, found)
             return partial(self._run_tool, found, kwargs)
         try:
             value = found.fn(**kwargs)
@@ -143,14 +148,14 @@ class Handlers:
         if entry is None:
             raise McpError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         try:
-            entry.built()
-        except (TypeError, ValueError, NameError) as exc:  # what registration left to first use
+            check = entry.check_input  # made on the tool's first use (what registration left to it)
+        except (TypeError, ValueError, NameError) as exc:
             log.error("mcpgen: tool %s cannot be served: %s", entry.name, exc)
             return tool_error(f"Tool {entry.name} cannot be served: {exc}")
         arguments = params.arguments if params.arguments is not UNSET else None
         try:
-            if entry.check_input is not None:
-                entry.check_input(arguments or {})
+            if check is not None:
+                check(arguments or {})
             return entry, entry.signature.decode_arguments(arguments)
         except (ArgumentError, SchemaValidationError) as exc:
             return tool_error(f"Invalid arguments for {params.name}: {exc}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from mcpgen.generated import Implementation
+    from mcpgen.protocol.v2025_11_25 import Implementation
     from mcpgen.runtime.auth.bearer import BearerAuth
     from mcpgen.runtime.server.session import ServerSession
     from mcpgen.runtime.server.stateless import StatelessServer

@@ -81,6 +81,9 @@ class HttpOptions:
     # sessions' events, the session registry (a stream resumes on any worker) and, unless
     # the Server was given its own, the task store.
     store: SharedStore | None = None
+    # At start-up, tune Python's garbage collector for serving (server/collector.py: gc.freeze
+    # and rarer collections), unless the application set its own thresholds.
+    tune_gc: bool = True
 
 
 class _Stream:
@@ -290,6 +293,10 @@ class McpHttpApp:
                     log.exception("mcpgen: the server's lifespan failed to start")
                     await send({"type": "lifespan.startup.failed", "message": f"{type(exc).__name__}: {exc}"})
                     return
+                if self.options.tune_gc:
+                    from mcpgen.runtime.server.collector import tune_for_serving
+
+                    tune_for_serving()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.close()

@@ -244,7 +244,7 @@ def _digest(method: str, params: dict[str, Any]) -> str:
 def answer_as_result(result_name: str, answer: Any, key: str) -> Any:
     """The answer as the result type handlers receive (the handshake era's, which both
     eras' handlers are written against), checked against the stateless era's schema."""
-    from mcpgen import generated as handshake
+    from mcpgen.protocol import v2025_11_25 as handshake
     from mcpgen.runtime.versions import LATEST_STATELESS, bindings
 
     stateless = bindings(LATEST_STATELESS)

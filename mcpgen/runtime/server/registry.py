@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from mcpgen.generated import Prompt, Resource, ResourceTemplate, Tool
+from mcpgen.protocol.v2025_11_25 import Prompt, Resource, ResourceTemplate, Tool
 from mcpgen.runtime.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError
 from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.content import to_contents
@@ -51,9 +51,28 @@ class ToolEntry:
     input and output schemas, the checker of an explicit input schema) is made when it is
     first listed or called, not when it is registered: a server of thousands of tools
     answers its first request without making them all. ``build`` turns the options into
-    them (given by the catalog); a tool that cannot be built raises there, naming itself."""
+    them (given by the catalog); a tool that cannot be built raises there, naming itself.
+    Once built, they are plain attributes (nothing is looked up per call)."""
 
-    __slots__ = ("fn", "name", "in_thread", "task", "now", "_build", "_built")
+    __slots__ = (
+        "fn",
+        "name",
+        "in_thread",
+        "task",
+        "now",
+        "_build",
+        "signature",
+        "definition",
+        "returns",
+        "check_input",
+    )
+
+    # Made by build(): the signature; the definition; the return annotation, for checking
+    # structured output (None: not checked); the checker of an explicit input schema.
+    signature: Signature
+    definition: Tool
+    returns: Any
+    check_input: Callable[[Any], None] | None
 
     def __init__(
         self,
@@ -71,34 +90,25 @@ class ToolEntry:
         # no Context and is no task. Worked out when built (every call builds first).
         self.now = False
         self._build = build
-        self._built: tuple[Signature, Tool, Any, Callable[[Any], None] | None] | None = None
 
-    def built(self) -> tuple[Signature, Tool, Any, Callable[[Any], None] | None]:
-        found = self._built
-        if found is None:
-            found = self._built = self._build()
-            self.now = not (
-                self.in_thread or found[0].is_async or found[0].context_param is not None or self.task is not None
-            )
-        return found
+    def built(self) -> bool:
+        """Make what serving the tool takes, once (what it raises: why it cannot be served)."""
+        try:
+            object.__getattribute__(self, "signature")  # not through __getattr__ (which calls here)
+        except AttributeError:
+            pass
+        else:
+            return True
+        sig, self.definition, self.returns, self.check_input = self._build()
+        self.now = not (self.in_thread or sig.is_async or sig.context_param is not None or self.task is not None)
+        self.signature = sig  # last: its presence says the rest is there
+        return True
 
-    @property
-    def signature(self) -> Signature:
-        return self.built()[0]
-
-    @property
-    def definition(self) -> Tool:
-        return self.built()[1]
-
-    @property
-    def returns(self) -> Any:
-        """The return annotation, for checking structured output (None: not checked)."""
-        return self.built()[2]
-
-    @property
-    def check_input(self) -> Callable[[Any], None] | None:
-        """The checker of an explicit input schema, if the tool was given one."""
-        return self.built()[3]
+    def __getattr__(self, name: str) -> Any:
+        # Only for the slots build() fills, before it has (a slot not set reads as missing).
+        if name in ("signature", "definition", "returns", "check_input") and self.built():
+            return object.__getattribute__(self, name)
+        raise AttributeError(name)
 
 
 class ResourceEntry(msgspec.Struct):

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from msgspec import UNSET
 
-from mcpgen.generated import Icon, Implementation, MethodSpec, ServerCapabilities, ToolAnnotations
+from mcpgen.protocol.v2025_11_25 import Icon, Implementation, MethodSpec, ServerCapabilities, ToolAnnotations
 from mcpgen.runtime.jsonrpc.transport import Transport
 from mcpgen.runtime.server import running
 from mcpgen.runtime.server.caching import CacheHint

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from mcpgen.generated import (
+from mcpgen.protocol.v2025_11_25 import (
     EmptyResult,
     Implementation,
     InitializeRequestParams,
@@ -164,8 +164,9 @@ class ServerSession(HandshakeSession, ServerCalls):
             frame, code = front.refusal(rid, env.method, exc)
             self.answer_soon(rid, frame, code)
             return
-        self._inflight[rid] = request
         kernel.serve(request)
+        if request.state != kernel.SETTLED:  # running or in line (an answer on the spot is done)
+            self._inflight[rid] = request
 
     # ------------------------------------------------------------ the handshake era
 

@@ -64,7 +64,7 @@ class Signature(msgspec.Struct, frozen=True):
         elif not isinstance(arguments, dict) and isinstance(arguments, Mapping):
             arguments = dict(arguments)  # msgspec.convert reads JSON objects from dicts only
         try:
-            decoded = msgspec.convert(arguments, self._arguments.struct())
+            decoded = msgspec.convert(arguments, self._arguments.ready or self._arguments.struct())
         except msgspec.ValidationError as exc:
             raise ArgumentError(_argument_message(str(exc))) from None
         # Shallow, keyed by __struct_fields__: nested Structs/dataclasses stay as they are.
@@ -171,17 +171,17 @@ class _Arguments:
     parameters interleave in any order; placing the Struct in this module keeps msgspec's
     $defs naming from ever clashing with a user type of the same name."""
 
-    __slots__ = ("name", "fields", "_struct")
+    __slots__ = ("name", "fields", "ready")
 
     def __init__(self, name: str, fields: list[tuple[str, Any] | tuple[str, Any, Any]]) -> None:
         self.name = name
         self.fields = fields
-        self._struct: type[msgspec.Struct] | None = None
+        self.ready: type[msgspec.Struct] | None = None  # the Struct, once made
 
     def struct(self) -> type[msgspec.Struct]:
-        found = self._struct
+        found = self.ready
         if found is None:
-            found = self._struct = msgspec.defstruct(
+            found = self.ready = msgspec.defstruct(
                 f"{self.name}_arguments", self.fields, kw_only=True, forbid_unknown_fields=True, module=__name__
             )
         return found

@@ -55,7 +55,7 @@ from mcpgen.runtime.shared.skill_format import (
 )
 
 if TYPE_CHECKING:
-    from mcpgen.generated import MethodSpec
+    from mcpgen.protocol.v2025_11_25 import MethodSpec
     from mcpgen.runtime.server.registry import TemplateEntry
 
 log = logging.getLogger("mcpgen")
@@ -420,7 +420,7 @@ class Skills(Extension):
         return await self._threads.run(fn, kwargs, Context.current(), label)
 
     async def listed(self) -> list[Any]:
-        from mcpgen.generated import Resource
+        from mcpgen.protocol.v2025_11_25 import Resource
 
         found = await self._run(self.skill_set.resources, {}, "skills")
         return msgspec.convert(found, list[Resource])
@@ -443,7 +443,7 @@ def skill_entries(skill_set: SkillSet, directory_read: bool) -> tuple[TemplateEn
     """What ``Server.skills`` registers: the template that reads every skill's files (in
     the thread pool: file I/O), and the extension's requests (``skills/list``,
     ``skills/get``, and ``resources/directory/read`` when ``directory_read``)."""
-    from mcpgen.generated import MethodSpec, ResourceTemplate
+    from mcpgen.protocol.v2025_11_25 import MethodSpec, ResourceTemplate
     from mcpgen.runtime.server.content import text_or_bytes, to_contents
     from mcpgen.runtime.server.registry import TemplateEntry, compile_template
     from mcpgen.runtime.server.signature import signature_of

@@ -60,7 +60,7 @@ from mcpgen.runtime.versions import (
 )
 
 if TYPE_CHECKING:
-    from mcpgen.generated import MethodSpec
+    from mcpgen.protocol.v2025_11_25 import MethodSpec
     from mcpgen.runtime.jsonrpc.capabilities import Declared
 
 log = logging.getLogger("mcpgen")

@@ -56,7 +56,7 @@ class ExtensionMethod:
 
     def spec(self) -> Any:
         """The method table's row for it (both eras' tables take it as it is)."""
-        from mcpgen.generated import MethodSpec
+        from mcpgen.protocol.v2025_11_25 import MethodSpec
 
         handler = "extension:" + self.method  # named for the table; served by ``handler``
         return MethodSpec(

@@ -12,7 +12,12 @@ from typing import Any
 
 from msgspec import UNSET, UnsetType
 
-from mcpgen.generated import ClientCapabilities, InitializeRequestParams, InitializeResult, ServerCapabilities
+from mcpgen.protocol.v2025_11_25 import (
+    ClientCapabilities,
+    InitializeRequestParams,
+    InitializeResult,
+    ServerCapabilities,
+)
 
 
 class ExtendedClientCapabilities(ClientCapabilities, kw_only=True):

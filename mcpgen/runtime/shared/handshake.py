@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcpgen import generated as bindings
+from mcpgen.protocol import v2025_11_25 as bindings
 from mcpgen.runtime.jsonrpc.kernel import Route
 from mcpgen.runtime.jsonrpc.session import Session
 
 if TYPE_CHECKING:
-    from mcpgen.generated import MethodSpec
+    from mcpgen.protocol.v2025_11_25 import MethodSpec
 
 HandshakeState = Literal["new", "initializing", "ready"]
 

@@ -37,7 +37,7 @@ def plain_json(value: Any) -> Any:
     not ``is_error``), fields and dict entries left out (``msgspec.UNSET``) omitted, an
     ``UNSET`` in a list or alone as ``None``. ``json.dumps(plain_json(result))`` writes what the wire carried.
 
-    >>> from mcpgen.generated import CallToolResult, TextContent
+    >>> from mcpgen.protocol.v2025_11_25 import CallToolResult, TextContent
     >>> plain_json(CallToolResult(content=[TextContent(text="hi")]))
     {'content': [{'type': 'text', 'text': 'hi'}]}
     """

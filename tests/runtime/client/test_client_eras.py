@@ -415,6 +415,28 @@ async def _json(send: Any, status: int, answer: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": payload})
 
 
+async def test_over_http_a_slow_probe_is_waited_for(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Unless told, the client waits for server/discover over HTTP as for any answer (every
+    HTTP server answers at once, an older one with a status or an error: silence is a busy
+    server), and gives up on it over a stream after a few seconds. (The stream's patience is
+    shortened here: a discover slower than it is still waited for over HTTP, initialize is
+    never sent.)"""
+    caplog.set_level(logging.INFO, logger="mcpgen")
+    monkeypatch.setattr(eras, "STREAM_PROBE_PATIENCE", 0.05)
+    assert eras.probe_patience(None, None) == 0.05
+    assert eras.probe_patience(None, "http://127.0.0.1/mcp") == eras.HTTP_PROBE_PATIENCE >= 30
+    assert eras.probe_patience(7.0, "http://127.0.0.1/mcp") == 7.0  # the user's choice
+    with serving_in_thread(modern_only_app(delay=0.5, refusal="versions")) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        eras.forget(url)
+        async with Client.http(url) as client:
+            assert client.spoken_era == "stateless"
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    assert not any("speaking the handshake era" in m for m in said), said
+
+
 @pytest.mark.parametrize("refusal", ["versions", "http-400"])
 async def test_a_slow_probe_of_a_modern_only_server_is_no_downgrade(
     caplog: pytest.LogCaptureFixture, refusal: str
