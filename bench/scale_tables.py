@@ -289,6 +289,7 @@ def report(rows: list[Row], counts: Counts, sections: dict[str, dict[str, Any]])
             done = sections.get(section, {})
             load = done.get("load", [None, None])
             seconds = f"; {done['seconds']:.0f} s" if "seconds" in done else ""
-            title = f"{section} (median of {counts.repeat} runs; load average {fmt(load[0])} → {fmt(load[1])}{seconds})"
+            runs = f"median of {counts.repeat} runs" if counts.repeat > 1 else "1 run"
+            title = f"{section} ({runs}; load average {fmt(load[0])} → {fmt(load[1])}{seconds})"
             found[section] = f"### {title}\n\n{make(rows, counts)}"
     return found
