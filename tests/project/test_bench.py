@@ -174,3 +174,15 @@ def test_scale_bench(tmp_path: Path) -> None:
         assert all(f"| {peer} |" in text for peer in peers), (section, text)
         missing = [line for line in text.splitlines() if "–" in line]
         assert all(section == "concurrency" and line.startswith("| TS SDK |") for line in missing), missing
+
+    # docs/speed.md's Scaling section shows every table the benchmark makes, under the
+    # title it prints (its counts and figures are those of the run the section names).
+    speed = (ROOT / "docs" / "speed.md").read_text(encoding="utf-8")
+    scaling = speed.split("\n## Scaling\n", 1)[1].split("\n## ", 1)[0]
+    assert "python bench/scale.py --json" in scaling and "python bench/scale.py --quick" in scaling
+    for section, text in report["tables"].items():
+        title = text.splitlines()[0].removeprefix("### ").split(" (")[0]
+        assert f"\n#### {title} (" in scaling, section
+        shown = scaling.split(f"\n#### {title} (", 1)[1].split("\n#### ", 1)[0]
+        captions = [line for line in text.splitlines() if line.endswith(":") and not line.startswith("|")]
+        assert all(caption in shown for caption in captions), (section, captions)
