@@ -43,7 +43,7 @@ each section. The TypeScript SDK's Node project is installed with ``npm ci`` on 
 
 Run from the repository root with the project's venv active (Linux, for ``/proc``)::
 
-    python bench/scale.py                        # everything, 3 repetitions (~20 min on 2 cores)
+    python bench/scale.py                        # everything, 3 repetitions (~23 min on 2 cores, shared)
     python bench/scale.py --quick                # a smoke run: small counts, 1 repetition (~2 min)
     python bench/scale.py --sections tools,payload --repeat 1
     python bench/scale.py --json scale.json      # also write every measurement and table as JSON
