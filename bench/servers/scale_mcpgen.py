@@ -49,7 +49,7 @@ def main() -> None:
     if found.transport == "stdio":
         server.run()
     else:
-        server.run("http", host="127.0.0.1", port=found.port, json_response=found.json_response, stateless=False)
+        server.run("http", host="127.0.0.1", port=found.port, json_response=found.json_response, sessionless=False)
 
 
 if __name__ == "__main__":
