@@ -92,7 +92,6 @@ async def test_a_sessionless_app_answers_without_a_session(option: str) -> None:
     with serving_in_thread(server.http_app(**{option: True})) as port:
         url = f"http://127.0.0.1:{port}/mcp"
         headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-        client = {"name": "t", "version": "1"}
         hello = {
             "jsonrpc": "2.0",
             "id": 1,
