@@ -55,7 +55,7 @@ def main() -> None:
     json_response = "--json-response" in sys.argv[2:]
 
     def serve() -> None:
-        server.run("http", host="127.0.0.1", port=port, json_response=json_response, stateless=False)
+        server.run("http", host="127.0.0.1", port=port, json_response=json_response, sessionless=False)
 
     profile_path = os.environ.get("MCPGEN_BENCH_PROFILE")
     if not profile_path:

@@ -137,3 +137,62 @@ def test_stubs_bench(tmp_path: Path) -> None:
         assert [row["defs"] for row in rows] == report["settings"]["sizes"], rows
         assert all(row["types"] > row["defs"] and row["seconds"] > 0 for row in rows), rows
         assert report["growth"][shape] > 0
+
+
+def test_scale_bench(tmp_path: Path) -> None:
+    """Issue 38's curves, scaled down: every cell of every section measured in both eras,
+    mcpgen beside both SDKs (the bare ASGI app too for concurrency), every table made."""
+    report = run("scale.py", tmp_path / "scale.json", "--quick", timeout=900)
+    assert report["errors"] == []
+    assert set(report["tables"]) == {"sessions", "tools", "payload", "concurrency"}
+    counts, rows = report["counts"], report["rows"]
+    peers, eras = ("mcpgen", "TS SDK", "SDK"), ("2025-11-25", "2026-07-28")
+
+    def cells(section: str, parameter: str) -> dict[tuple[Any, ...], dict[str, Any]]:
+        found = {(r["peer"], r["era"], r.get("transport"), r[parameter]): r for r in rows if r["section"] == section}
+        assert len(found) == len([r for r in rows if r["section"] == section]), section  # one each
+        return found
+
+    sessions = cells("sessions", "sessions")
+    assert set(sessions) == {(p, e, None, s) for p in peers for e in eras for s in counts["session_steps"]}
+    assert all(r["rss_kib"] > 0 and r["p50_ms"] > 0 for r in sessions.values())
+
+    tools = cells("tools", "tools")
+    expected = {(p, e, None, n) for p in peers for e in eras for n in counts["tools"]}
+    assert set(tools) == {k for k in expected if k[0] != "SDK" or k[3] <= counts["sdk_tools"]}
+    for (peer, _, _, n), row in tools.items():
+        # mcpgen pages by 100 (its default), so the listing followed nextCursor to the end.
+        assert row["pages"] == (-(-(n + 2) // 100) if peer == "mcpgen" else 1), row
+        assert row["start_ms"] > 0 and row["list_ms"] > 0 and row["rss_mib"] > 0
+
+    payload = cells("payload", "megabytes")
+    assert set(payload) == {
+        (p, e, t, mb) for p in peers for e in eras for t in ("stdio", "http") for mb in counts["megabytes"]
+    }
+    for (_, _, _, megabytes), row in payload.items():
+        assert megabytes <= row["answer_mib"] < megabytes * 1.01 and row["cpu_ms_per_mb"] >= 0, row
+
+    concurrency = cells("concurrency", "clients")
+    assert set(concurrency) == {(p, e, None, c) for p in ("bare ASGI", *peers) for e in eras for c in counts["clients"]}
+    for (peer, _, _, _), row in concurrency.items():
+        assert row["calls"] > 0 and row["p99_ms"] >= row["p50_ms"] > 0
+        assert (row["gc_pct"] is None) == (peer == "TS SDK"), row  # Python's collector, watched in Python servers
+
+    # Every figure made it into the tables ("–" is a missing one): all but the TypeScript
+    # SDK's garbage collector share, which is not measured (Node's collector is not Python's).
+    for section, text in report["tables"].items():
+        assert all(f"| {peer} |" in text for peer in peers), (section, text)
+        missing = [line for line in text.splitlines() if "–" in line]
+        assert all(section == "concurrency" and line.startswith("| TS SDK |") for line in missing), missing
+
+    # docs/speed.md's Scaling section shows every table the benchmark makes, under the
+    # title it prints (its counts and figures are those of the run the section names).
+    speed = (ROOT / "docs" / "speed.md").read_text(encoding="utf-8")
+    scaling = speed.split("\n## Scaling\n", 1)[1].split("\n## ", 1)[0]
+    assert "python bench/scale.py --json" in scaling and "python bench/scale.py --quick" in scaling
+    for section, text in report["tables"].items():
+        title = text.splitlines()[0].removeprefix("### ").split(" (")[0]
+        assert f"\n#### {title} (" in scaling, section
+        shown = scaling.split(f"\n#### {title} (", 1)[1].split("\n#### ", 1)[0]
+        captions = [line for line in text.splitlines() if line.endswith(":") and not line.startswith("|")]
+        assert all(caption in shown for caption in captions), (section, captions)

@@ -239,7 +239,7 @@ if __name__ == "__main__":
         server.run(
             "http",
             port=int(option("--http") or 0),
-            stateless="--stateless" in sys.argv,
+            sessionless="--stateless" in sys.argv,
             json_response="--json-response" in sys.argv,
             max_body=int(option("--max-body") or 16 * 1024 * 1024),
             keepalive=float(option("--keepalive") or 15.0),

@@ -2,4 +2,4 @@
 
 from tests.servers.demo import server
 
-app = server.http_app(stateless=True)
+app = server.http_app(sessionless=True)

@@ -36,6 +36,7 @@ import msgspec
 from mcpgen.runtime.auth.info import AuthInfo, current_auth
 from mcpgen.runtime.jsonrpc.context import RequestContext, current_request
 from mcpgen.runtime.jsonrpc.kernel import NOT_NOW
+from mcpgen.runtime.shared.caller import SESSIONLESS_ID
 from mcpgen.runtime.versions import Era, era_of, negotiate
 
 log = logging.getLogger("mcpgen")
@@ -404,10 +405,10 @@ def _compose(items: list[Middleware], last: Callable[[Call], Any], plain: bool) 
 
 def session_id_of(session: Any) -> str | None:
     """The Streamable HTTP session id of a handshake-era session, if it has one (stdio and
-    stateless requests have none; a sessionless HTTP server's one-request sessions are
-    named "stateless", which no real id can be: those are 32 random URL-safe characters)."""
+    stateless requests have none, nor have a sessionless HTTP server's one-request sessions,
+    named :data:`~mcpgen.runtime.shared.caller.SESSIONLESS_ID`)."""
     found = getattr(getattr(session, "transport", None), "session_id", None)
-    return found if isinstance(found, str) and found != "stateless" else None
+    return found if isinstance(found, str) and found != SESSIONLESS_ID else None
 
 
 def _server_version(session: Any) -> str | None:

@@ -15,7 +15,10 @@ LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 @dataclass
 class HttpOptions:
     path: str = "/mcp"
-    stateless: bool = False
+    # Handshake-era requests served without a session (each POST its own one-request
+    # session: no Mcp-Session-Id, no GET stream). The stateless era (2026-07-28) needs no
+    # option: it is always sessionless. (``stateless=`` is the old name, still taken.)
+    sessionless: bool = False
     json_response: bool = False  # never stream: related messages go to the GET stream
     allowed_hosts: tuple[str, ...] = LOCAL_HOSTS  # host names, any port; "*" allows all
     allowed_origins: tuple[str, ...] | None = None  # None: origins on allowed_hosts

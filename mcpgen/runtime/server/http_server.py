@@ -33,7 +33,7 @@ from mcpgen.runtime.server.http_options import LOCAL_HOSTS, HttpOptions
 from mcpgen.runtime.server.http_sessions import HttpSessionTransport, Live, SessionTable, owner_text
 from mcpgen.runtime.server.http_streams import Stream, replay, serve_shared, serve_stream, take_over
 from mcpgen.runtime.server.session import ServerSession
-from mcpgen.runtime.shared.caller import current_address, forwarded_address
+from mcpgen.runtime.shared.caller import SESSIONLESS_ID, current_address, forwarded_address
 from mcpgen.runtime.stores.event_store import MemoryEventStore, SharedEventStore
 from mcpgen.runtime.stores.shared_store import SessionRegistry, StoreUnavailable
 from mcpgen.runtime.transports.asgi import HttpError, Receive, Scope, Send
@@ -83,7 +83,7 @@ class McpHttpApp:
         )
         self.table = SessionTable(server, options, self.registry, self._legacy_sessions)
         # Several workers: a session's requests reaching another worker go to its home.
-        shared = options.store is not None and not options.stateless
+        shared = options.store is not None and not options.sessionless
         self.forwarder = Forwarder(options, options.store, self.table) if shared and options.store else None
         self._forwarded = options.forwarded_header.lower().encode("latin-1") if options.forwarded_header else None
         self.sessions = self.table.sessions  # session id -> the live session (this process)
@@ -283,7 +283,7 @@ class McpHttpApp:
             )
             return
         is_request = env.method is not UNSET and env.id is not UNSET
-        if self.options.stateless:
+        if self.options.sessionless:
             await self._post_stateless(receive, send, env, is_request, version)
             return
         session_id = headers.get("mcp-session-id")
@@ -358,7 +358,7 @@ class McpHttpApp:
     async def _serve_throwaway(
         self, disconnected: asyncio.Future[None], send: Send, env: Envelope, is_request: bool, version: str | None
     ) -> None:
-        transport = HttpSessionTransport(self.options, "stateless")
+        transport = HttpSessionTransport(self.options, SESSIONLESS_ID)
         session = ServerSession(transport, self.server, **self.server.session_options)
         session.slots = self.slots  # the requests of every such session share the app's bound
         if env.method != "initialize":
@@ -390,7 +390,7 @@ class McpHttpApp:
     # ------------------------------------------------------------ GET and DELETE
 
     async def _get(self, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        if self.options.stateless:
+        if self.options.sessionless:
             await _respond(send, 405, b"", extra=[(b"allow", b"POST")])
             return
         if not _accepts(headers.get("accept", ""), "text/event-stream"):
@@ -491,7 +491,7 @@ class McpHttpApp:
                 live.transport.readers -= 1
 
     async def _delete(self, headers: dict[str, str], send: Send) -> None:
-        if self.options.stateless:
+        if self.options.sessionless:
             await _respond(send, 405, b"", extra=[(b"allow", b"POST")])
             return
         session_id = headers.get("mcp-session-id")

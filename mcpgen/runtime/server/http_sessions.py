@@ -297,7 +297,7 @@ class SessionTable:
         await asyncio.wait([live.task], timeout=5)
 
     def start_reaper(self) -> None:
-        if self._reaper is None and not self.options.stateless:
+        if self._reaper is None and not self.options.sessionless:
             self._reaper = asyncio.ensure_future(self._reap_forever())
 
     async def _reap_forever(self) -> None:

@@ -154,6 +154,9 @@ def http_app(host: Host, path: str, options: dict[str, Any], lifespan: LifespanR
     entered at the app's startup, left at its shutdown)."""
     from mcpgen.runtime.server.http_server import HttpOptions, McpHttpApp
 
+    if "stateless" in options:  # the old name of sessionless (the stateless era is another thing)
+        options = dict(options)
+        options["sessionless"] = options.pop("stateless")
     return McpHttpApp(host, HttpOptions(path=path, **options), lifespan)
 
 

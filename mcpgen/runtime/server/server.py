@@ -569,7 +569,7 @@ class Server(Handlers):
     def http_app(self, path: str = "/mcp", **options: Any) -> McpHttpApp:
         """An ASGI app serving this server over Streamable HTTP at ``path`` (mount it in
         Starlette or FastAPI, or serve it with any ASGI server). Options: see
-        :class:`~mcpgen.runtime.server.http_server.HttpOptions` (stateless, json_response,
+        :class:`~mcpgen.runtime.server.http_server.HttpOptions` (sessionless, json_response,
         allowed_hosts, allowed_origins, max_body, session_idle_timeout, max_sessions, ...)."""
         return running.http_app(self.features, path, options, self.lifespan_runner)
 

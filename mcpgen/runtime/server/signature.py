@@ -79,6 +79,45 @@ class Signature(msgspec.Struct, frozen=True):
         return values
 
 
+# Annotations written as text (``from __future__ import annotations``), evaluated once per
+# module and text: a generated server's thousands of tools share a handful of annotations
+# ("str", "int | None"), and evaluating each again was a third of a first tools/list.
+# The module's globals are kept beside the value, so an id is never reused while cached.
+_EVALUATED: dict[tuple[int, str], tuple[dict[str, Any], Any]] = {}
+_MAX_EVALUATED = 4096
+
+
+def _resolved_signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature(fn, eval_str=True)``, each annotation's text evaluated once per
+    module (plain functions; anything else the way inspect does it)."""
+    if type(fn) is not types.FunctionType or hasattr(fn, "__wrapped__"):
+        return inspect.signature(fn, eval_str=True)
+    sig = inspect.signature(fn)
+    scope = fn.__globals__
+    params = [
+        p.replace(annotation=_evaluated(p.annotation, scope)) if isinstance(p.annotation, str) else p
+        for p in sig.parameters.values()
+    ]
+    returned = sig.return_annotation
+    if isinstance(returned, str):
+        returned = _evaluated(returned, scope)
+    return sig.replace(parameters=params, return_annotation=returned)
+
+
+def _evaluated(text: str, scope: dict[str, Any]) -> Any:
+    if "(" in text:  # a call (``Field(ge=1)``) makes new objects each time, as inspect's eval does
+        return eval(text, scope)  # noqa: S307
+    key = (id(scope), text)
+    found = _EVALUATED.get(key)
+    if found is not None and found[0] is scope:
+        return found[1]
+    value = eval(text, scope)  # noqa: S307 (what inspect's eval_str does: the function's own annotation)
+    if len(_EVALUATED) >= _MAX_EVALUATED:
+        _EVALUATED.clear()
+    _EVALUATED[key] = (scope, value)
+    return value
+
+
 def signature_of(
     fn: Callable[..., Any],
     *,
@@ -93,7 +132,7 @@ def signature_of(
     """
     name: str = getattr(fn, "__name__", type(fn).__name__)
     try:
-        sig = inspect.signature(fn, eval_str=True)
+        sig = _resolved_signature(fn)
     except NameError as exc:
         raise TypeError(f"cannot resolve the annotations of `{name}`: {exc}") from exc
 

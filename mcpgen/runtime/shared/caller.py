@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
+SESSIONLESS_ID = "sessionless"
+"""The session id of a sessionless HTTP server's one-request sessions (handshake era, no
+Mcp-Session-Id): no real id is this (those are 32 random URL-safe characters)."""
+
 current_address: ContextVar[str | None] = ContextVar("mcpgen_address", default=None)
 """The client's address (``host``, no port) of the HTTP request being served, or None."""
 
@@ -37,4 +41,4 @@ def forwarded_address(value: str | None) -> str | None:
     return last
 
 
-__all__ = ["caller_key", "current_address", "forwarded_address"]
+__all__ = ["SESSIONLESS_ID", "caller_key", "current_address", "forwarded_address"]

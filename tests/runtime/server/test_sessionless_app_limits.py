@@ -1,4 +1,4 @@
-"""``http_app(stateless=True)`` (a throwaway session per POST) under load (security issue,
+"""``http_app(sessionless=True)`` (a throwaway session per POST) under load (security issue,
 point 8): the app bounds the handlers running at once (``max_concurrency``; four times as
 many wait, the rest get -32000 at once), and a client that goes away cancels its handler.
 Served by uvicorn over loopback."""
@@ -54,7 +54,7 @@ def hung_server(seen: Hung) -> Server:
 
 async def test_a_stateless_app_bounds_running_handlers_and_cancels_abandoned_ones() -> None:
     seen = Hung()
-    with serving_in_thread(hung_server(seen).http_app(stateless=True)) as port:
+    with serving_in_thread(hung_server(seen).http_app(sessionless=True)) as port:
         url = f"http://127.0.0.1:{port}/mcp"
         headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
@@ -79,3 +79,34 @@ async def test_a_stateless_app_bounds_running_handlers_and_cancels_abandoned_one
         # The slots are free again.
         reply = await call(99, "ping", 10)
         assert reply is not None and reply.json()["result"]["content"][0]["text"] == "pong"
+
+
+@pytest.mark.parametrize("option", ["sessionless", "stateless"])  # stateless: the old name
+async def test_a_sessionless_app_answers_without_a_session(option: str) -> None:
+    server = Server("plain")
+
+    @server.tool
+    def ping() -> str:
+        return "pong"
+
+    with serving_in_thread(server.http_app(**{option: True})) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ping", "arguments": {}}}
+        async with httpx.AsyncClient(timeout=10) as http:
+            opened = await http.post(url, json=hello, headers=headers)
+            assert opened.status_code == 200 and "mcp-session-id" not in opened.headers
+            # No session to name: the next POST stands alone (the handshake era's version header).
+            answered = await http.post(url, json=call, headers={**headers, "mcp-protocol-version": "2025-11-25"})
+    assert answered.status_code == 200, answered.text
+    assert "pong" in answered.text
