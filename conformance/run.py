@@ -20,10 +20,11 @@ it from the run's failures (only the given scenarios' entries with `--scenario`)
 
 Client scenarios run one at a time (`--scenario` per harness run) by default: on 2 cores some
 40 Python clients starting at once push timing checks (sse-retry's reconnect delay) past their
-tolerance. `--together` runs them as the harness does by default (`--suite all`, concurrently,
-no retry), the load under which a client's era probe is slow; CI runs both. One at a time, a
-scenario that fails unexpectedly is run once more on its own (as the Python SDK's CI re-runs
-suite failures solo) and the retry's verdict stands; a stale entry is never retried.
+tolerance. `--together` runs them as the harness does by default (`--suite all`, concurrently),
+the load under which a client's era probe is slow; CI runs both. Nothing is retried: a
+scenario that fails once is a failure (a flaky scenario is a defect to fix, not to re-run).
+Every scenario the harness lists for the leg must have a result: one that left none counts
+as failed ("did not run"), so a leg cannot pass on fewer scenarios than it has.
 
 Installs the pinned harness with `npm ci` when needed (Node 22 comes from the npm package
 `node`). Results go to conformance/results/<side>-<time>-<pid>/<leg>/ (harness.log, and one
@@ -270,22 +271,14 @@ def run_client(leg: str, out: Path, baseline: Path | None, scenarios: list[str])
         common += ["--expected-failures", str(baseline)] if baseline else []
         first = out / "runs" / name.replace("/", "_")
         code, output = harness([*common, "--output-dir", str(first)], out / "harness.log", CLIENT_SCENARIO_SECONDS)
-        found = read_results(first, output).get(name) or Scenario(name, note=" (no result)", missing=True)
-        # Unexpected failures get one more solo try; a stale entry is a baseline error, not a flake.
-        flaky = (code != 0 and "Stale baseline entries" not in output) if baseline else bool(found.failing())
-        if flaky:
-            again = out / "retry" / name.replace("/", "_")
-            code, output = harness([*common, "--output-dir", str(again)], out / "harness.log", CLIENT_SCENARIO_SECONDS)
-            found = read_results(again, output).get(name) or Scenario(name, note=" (no result)", missing=True)
-            found.note += " (retried once: the first run failed)"
-        results[name] = found
+        results[name] = read_results(first, output).get(name) or Scenario(name, note=" (no result)", missing=True)
         rc = rc or code
     return rc, results
 
 
 def run_client_together(leg: str, out: Path, baseline: Path | None) -> tuple[int, dict[str, Scenario]]:
     """Every client scenario of the leg in one harness run (`--suite all`), concurrently, as
-    the suite runs by default: the load that makes a client's probe slow. No retries."""
+    the suite runs by default: the load that makes a client's probe slow."""
     common = ["client", "--command", CLIENT_COMMAND, "--suite", "all", *LEGS[leg], "--timeout", str(CLIENT_TIMEOUT_MS)]
     common += ["--expected-failures", str(baseline)] if baseline else []
     code, output = harness([*common, "--output-dir", str(out)], out / "harness.log", SERVER_LEG_SECONDS)
@@ -306,17 +299,20 @@ def run_leg(
     if not rewrite and not path.exists():
         raise SystemExit(f"[conformance] no baseline {shown(path)}: create it with --write-baseline")
     out.mkdir(parents=True, exist_ok=True)
-    selected = scenarios or (leg_scenarios(side, leg) if side == "client" else [])
+    # Every scenario of the leg, as the harness lists it (or those asked for): each must
+    # have a result, whether the harness ran them one at a time or all at once.
+    expected = scenarios or leg_scenarios(side, leg)
     start = time.monotonic()
     if together:
         rc, results = run_client_together(leg, out, None if rewrite else path)
     else:
         runner = run_server if side == "server" else run_client
-        rc, results = runner(leg, out, None if rewrite else path, selected)
+        rc, results = runner(leg, out, None if rewrite else path, scenarios or (expected if side == "client" else []))
     wall = time.monotonic() - start
-    if scenarios:
-        missing = [name for name in scenarios if name not in results]
-        results.update({name: Scenario(name, note=" (did not run: see harness.log)", missing=True) for name in missing})
+    missing = [name for name in expected if name not in results]
+    results.update({name: Scenario(name, note=" (did not run: see harness.log)", missing=True) for name in missing})
+    if missing and not rewrite:
+        rc = rc or 1
     print(f"== {side} leg {leg} ({wall:.0f} s, results in {out.relative_to(ROOT)})")
     for result in results.values():
         print(result.line())

@@ -22,10 +22,9 @@ explained at the place it is added: lone-surrogate escapes, out-of-range numbers
 past the decoder's depth limit, raw invalid UTF-8 inside string literals (accepted where
 the value is skipped).
 
-Bugs found and not fixed yet are listed in :data:`KNOWN_BUGS`. The bulk fuzz tests tally a
-frame that shows exactly the known symptom of one of them instead of failing on it again
-and again, so they can go on finding new ones; each known bug has its own regression test
-in ``tests/runtime/test_fuzz.py`` that fails until it is fixed.
+Every frame the oracle finds wrongly answered fails the test that fed it: no list of known
+failures is tolerated. The bugs found so far are fixed; :data:`FIXED_BUGS` keeps one frame
+of each, which ``tests/runtime/test_fuzz.py`` replays as a regression test.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ import random
 import re
 import selectors
 import sys
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -712,147 +710,25 @@ def _report(frames: Sequence[bytes], expectations: Sequence[Expectation], outcom
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- bugs found and not fixed yet
+# ---------------------------------------------------------------- bugs found and fixed
 
-
-@dataclass(frozen=True)
-class KnownBug:
-    """A bug the fuzzers found: which frames trigger it, and its exact symptom."""
-
-    name: str
-    summary: str
-    minimal_frame: bytes
-    triggers: Callable[[bytes, Expectation], bool]
-    symptom: Callable[[Outcome, Expectation], bool]
-
-
-def _not_utf8(frame: bytes, expectation: Expectation) -> bool:
-    try:
-        frame.decode("utf-8")
-    except UnicodeDecodeError:
-        return True
-    return False
-
-
-def _unicode_error_and_silence(outcome: Outcome, expectation: Expectation) -> bool:
-    return (
-        bool(outcome.raised) and all(r.startswith("UnicodeDecodeError") for r in outcome.raised) and not outcome.replies
-    )
-
-
-def _out_of_range_number(frame: bytes, expectation: Expectation) -> bool:
-    message = expectation.message
-    if not isinstance(message, dict):
-        return False
-    odd = _Oddities()
-    for key in ("jsonrpc", "id", "method", "error"):
-        if key in message:
-            try:
-                _loads(json.dumps(message[key]).replace("Infinity", "1e400"), odd)
-            except ValueError:
-                pass
-    return odd.huge_float
-
-
-def _invalid_request_without_id(outcome: Outcome, expectation: Expectation) -> bool:
-    return (
-        len(outcome.replies) == 1
-        and "id" not in outcome.replies[0].message
-        and outcome.replies[0].message.get("error", {}).get("code") == INVALID_REQUEST
-    )
-
-
-def _null_id_error_response(frame: bytes, expectation: Expectation) -> bool:
-    message = expectation.message
-    return (
-        isinstance(message, dict)
-        and message.get("id", 0) is None
-        and "error" in message
-        and "result" not in message
-        and "method" not in message
-    )
-
-
-def _not_json(frame: bytes, expectation: Expectation) -> bool:
-    return expectation.category in ("parse-error", "invalid-utf8")
-
-
-def _bad_progress_token(frame: bytes, expectation: Expectation) -> bool:
-    message = expectation.message
-    params = message.get("params") if isinstance(message, dict) else None
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and "progressToken" in meta and not valid_id(meta["progressToken"])
-
-
-def _served_anyway(outcome: Outcome, expectation: Expectation) -> bool:
-    return (
-        not outcome.raised and not outcome.hung and all(r.message.get("id") == expectation.id for r in outcome.replies)
-    )
-
-
-KNOWN_BUGS: Final[tuple[KnownBug, ...]] = (
-    KnownBug(
-        "progress-token-type-unchecked",
-        "params._meta.progressToken must be a string or an integer (ProgressToken), but "
-        "_meta is decoded as dict[str, Any]: a request with progressToken 0.5, null, true, "
-        "[] or {} is served instead of answered -32602, and a tool that reports progress "
-        "then sends notifications/progress carrying that invalid token.",
-        b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"progressToken":0.5}}}',
-        _bad_progress_token,
-        _served_anyway,
+# One frame for each bug the fuzzers found (each fixed since): replayed by test_fuzz.py's
+# regression test. A failure the oracle sees is a failure, whatever frame shows it: the
+# fuzzers keep no list of failures to tolerate.
+FIXED_BUGS: Final[dict[str, bytes]] = {
+    # _meta.progressToken must be a string or an integer: 0.5 was served, then used.
+    "progress-token-type-unchecked": (
+        b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"progressToken":0.5}}}'
     ),
-    KnownBug(
-        "invalid-json-answered-as-invalid-request",
-        "Text that is not JSON at all gets -32600 instead of -32700 when it starts like a "
-        "non-object ('[', a number, true/false/null) or when the typed decoder trips on a "
-        "member before it reaches the syntax error: msgspec raises ValidationError ('Expected "
-        "`object`, got `array`') before it has read the whole text, and decode_envelope maps "
-        "every ValidationError to 'expected one JSON-RPC object'.",
-        b"[",
-        _not_json,
-        _invalid_request_without_id,
-    ),
-    KnownBug(
-        "unicode-decode-error-escapes",
-        "Invalid UTF-8 inside a string the decoder reads (jsonrpc, id, method, an error "
-        "member, or a params field) raises UnicodeDecodeError out of decode_envelope / "
-        "Session._decode_params: Session.on_frame raises, the request gets no reply at all "
-        "(stdio logs 'failed to handle a frame'; an HTTP POST ends in a 500).",
-        b'{"jsonrpc":"2.0","id":1,"method":"\xff"}',
-        _not_utf8,
-        _unicode_error_and_silence,
-    ),
-    KnownBug(
-        "out-of-range-number-in-envelope",
-        "A number beyond the double range (1e400) in jsonrpc, id, method or error makes "
-        "msgspec raise ValidationError('Number out of range'), which decode_envelope "
-        "reports as 'expected one JSON-RPC object' (-32600) without the id, although the "
-        "id is readable; a response whose error member holds such a number is answered "
-        "instead of dropped.",
-        b'{"jsonrpc":"2.0","id":7,"method":1e400}',
-        _out_of_range_number,
-        _invalid_request_without_id,
-    ),
-    KnownBug(
-        "null-id-error-response-answered",
-        'An error response with "id": null, which JSON-RPC 2.0 requires for parse errors, '
-        "is answered with -32600 instead of being dropped like any other response: two "
-        "peers that both do this answer each other's errors forever.",
-        b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
-        _null_id_error_response,
-        _invalid_request_without_id,
-    ),
-)
-
-
-def known_bug(frames: Sequence[bytes], expectations: Sequence[Expectation], outcome: Outcome) -> KnownBug | None:
-    """The known bug that explains this outcome, if exactly one frame was fed."""
-    if len(frames) != 1:
-        return None
-    for bug in KNOWN_BUGS:
-        if bug.triggers(frames[0], expectations[0]) and bug.symptom(outcome, expectations[0]):
-            return bug
-    return None
+    # Text that is not JSON got -32600 instead of -32700 when it started like a non-object.
+    "invalid-json-answered-as-invalid-request": b"[",
+    # Invalid UTF-8 in a string the decoder reads escaped as UnicodeDecodeError: no answer.
+    "unicode-decode-error-escapes": b'{"jsonrpc":"2.0","id":1,"method":"\xff"}',
+    # A number beyond the double range in the envelope: -32600 without the readable id.
+    "out-of-range-number-in-envelope": b'{"jsonrpc":"2.0","id":7,"method":1e400}',
+    # An error response with "id": null was answered instead of dropped.
+    "null-id-error-response-answered": b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
+}
 
 
 # ---------------------------------------------------------------- the harness
@@ -906,7 +782,6 @@ class FuzzHarness:
         self.server.sessions.add(self.session)
         self.frames = 0  # frames fed
         self.skipped = 0  # frames refused by unbounded_work
-        self.known: Counter[str] = Counter()  # frames that showed a known bug's symptom
         self._tools = dict(self.server.catalog.tools)
         self._files = dict(getattr(self.demo, "FILES", {}))
         self._pings = itertools.count()
@@ -1020,13 +895,7 @@ class FuzzHarness:
             self.skipped += 1
             return None
         outcome = await self._feed([frame])
-        try:
-            verify([frame], [expectation], outcome)
-        except OracleError:
-            bug = known_bug([frame], [expectation], outcome)
-            if bug is None:
-                raise
-            self.known[bug.name] += 1
+        verify([frame], [expectation], outcome)
         return [r.message for r in outcome.replies]
 
     def check_batch(self, frames: Sequence[bytes]) -> list[dict[str, Any]] | None:

@@ -143,12 +143,13 @@ class _Builder:
     def struct(self, name: str, node: dict[str, Any], ptr: str) -> StructDef:
         required = set(node.get("required", []))
         fields: list[Field] = []
-        taken: set[str] = set()
+        taken = naming.UniqueNames(sep="_")
         for wire, sub in node["properties"].items():
+            # A clash takes a trailing underscore (``meta``, ``meta_``), then a number: not
+            # one more underscore per clash, which made thousands of clashing names (a
+            # server's schema, under ``mcpgen stubs``) quadratic in time and in output.
             py = naming.field_name(wire)
-            while py in taken:
-                py += "_"
-            taken.add(py)
+            py = taken.claim(py if py not in taken else f"{py}_")
             sub_ptr = f"{ptr}/properties/{pointer_escape(wire)}"
             context = f"{name}{naming.pascal(wire)}"
             ftype = self.type_of(sub, context, sub_ptr, owner=f"{name}.{wire}")

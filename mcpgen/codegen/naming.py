@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 import re
+from collections.abc import Container, Iterable
 
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -38,3 +39,31 @@ def method_py_name(type_name: str) -> str:
             type_name = type_name[: -len(suffix)]
             break
     return snake(type_name)
+
+
+class UniqueNames:
+    """Names in one namespace, each new one made unique in constant time: a name already
+    taken gets the next number its base has not used (``Point``, ``Point2``, ``Point3``),
+    without trying every number from 2 again for each clash (quadratic in the number of
+    clashing names, which a server chooses)."""
+
+    def __init__(self, taken: Iterable[str] = (), sep: str = "", reserved: Container[str] = frozenset()) -> None:
+        self.taken = set(taken)
+        self.sep = sep
+        self.reserved = reserved  # never handed out either, looked up in place
+        self._next: dict[str, int] = {}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.taken or name in self.reserved
+
+    def claim(self, name: str) -> str:
+        """``name``, or the first free numbered form of it; taken from now on."""
+        candidate = name
+        if candidate in self:
+            n = self._next.get(name, 2)
+            while f"{name}{self.sep}{n}" in self:
+                n += 1
+            self._next[name] = n + 1
+            candidate = f"{name}{self.sep}{n}"
+        self.taken.add(candidate)
+        return candidate

@@ -128,11 +128,13 @@ def format_files(raw: dict[str, str]) -> dict[str, str]:
             path.write_text(raw[name], encoding="utf-8")
         done = subprocess.run([ruff_binary(), *RUFF_ARGS, *map(str, paths.values())], capture_output=True, text=True)
         if done.returncode != 0:
+            # Kept for debugging in a directory of its own (mkdtemp: a fresh name, readable by
+            # this user alone), never at a fixed path in the shared temp directory, where
+            # another user could have put a file or a link first.
+            kept = Path(tempfile.mkdtemp(prefix="mcpgen-unformatted-"))
             for name in paths:
-                Path(f"/tmp/mcpgen-unformatted-{name}").write_text(raw[name], encoding="utf-8")
-            raise FormatError(
-                f"ruff format failed ({done.stderr.strip()}); unformatted text in /tmp/mcpgen-unformatted-*"
-            )
+                (kept / name).write_text(raw[name], encoding="utf-8", errors="backslashreplace")
+            raise FormatError(f"ruff format failed ({done.stderr.strip()[:2000]}); unformatted text in {kept}")
         for name, path in paths.items():
             formatted[name] = path.read_text(encoding="utf-8")
     return formatted

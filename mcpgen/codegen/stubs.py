@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import keyword
+import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from mcpgen.codegen import naming
 from mcpgen.codegen.build import build_types
 from mcpgen.codegen.ir import Const, Field, Model, Prim, StructDef, TypeDef, TypeExpr, UnionDef
 from mcpgen.codegen.loader import LoadedSchema
+from mcpgen.codegen.naming import UniqueNames
 from mcpgen.codegen.stubs_schema import prepare
 
 if TYPE_CHECKING:
@@ -37,9 +39,10 @@ _OPTIONAL = re.compile(r"\{[?&#]([^}]*)\}")
 DISCOVER_SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # where server/discover names the server
 # Attributes of the generated class a tool's method must not take.
 _RESERVED = frozenset({"client", "self", "call_tool", "get_prompt", "read_resource"})
-# Names a generated method uses itself (its parameter ``self``, its locals): an argument of
-# the same name gets a trailing underscore (the wire name stays).
-_LOCALS = frozenset({"self", "arguments", "result", "uri"})
+# Names a generated method uses itself (its parameter ``self``, its locals, the module's
+# functions it calls): an argument of the same name would hide it, so it gets a trailing
+# underscore (the wire name stays). Type names are PascalCase and arguments never are.
+_LOCALS = frozenset({"self", "arguments", "result", "uri", "structured", "to_builtins", "convert"})
 # Names the generated module defines or imports besides the types: no type may take one.
 _MODULE_NAMES = frozenset(
     {"Struct", "Client", "CallToolResult", "TextContent", "GetPromptResult", "ReadResourceResult", "UriTemplate"}
@@ -71,12 +74,17 @@ class Description:
 
     def dumps(self) -> str:
         # Keys keep the server's order (it is the order of the arguments); the sha256 sorts them.
-        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+        try:
+            text.encode()
+        except UnicodeEncodeError:  # a lone surrogate (JSON can escape one, UTF-8 cannot hold it)
+            text = json.dumps(self.to_json(), indent=2) + "\n"
+        return text
 
     @property
     def sha256(self) -> str:
         canonical = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def description_from_json(data: Any) -> Description:
@@ -102,9 +110,12 @@ def description_from_json(data: Any) -> Description:
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             raise DescriptionError(f"`{key}` must be a list of objects")
         lists[key] = items
+    # A name or version the server gave is kept as given, even "" (the official Python
+    # SDK's default version): a live server's description says the same (describe_client).
+    name, version = info.get("name"), info.get("version")
     return Description(
-        name=str(info.get("name") or "server"),
-        version=str(info.get("version") or "unknown"),
+        name=name if isinstance(name, str) else "server",
+        version=version if isinstance(version, str) else "unknown",
         tools=lists["tools"],
         prompts=lists["prompts"],
         resource_templates=lists["resourceTemplates"],
@@ -192,16 +203,24 @@ class StubModel:
 
 
 def build_stubs(description: Description, class_name: str | None = None) -> StubModel:
+    """The model of the module for ``description``; ``class_name`` (``--class``) must be a
+    Python identifier (it is the one name the user gives, not the server)."""
+    if class_name is not None and (not class_name.isidentifier() or keyword.iskeyword(class_name)):
+        raise DescriptionError(f"--class must be a Python identifier, not {class_name!r}")
     types: dict[str, TypeDef] = {}
-    methods: set[str] = set(_RESERVED)
-    bases: set[str] = set()
+    methods = UniqueNames(_RESERVED, sep="_")
+    bases = UniqueNames()
     tools = []
     for tool in sorted(description.tools, key=lambda t: str(t.get("name"))):
         name = str(tool.get("name", ""))
         base = naming.pascal(name) or "Tool"
-        base = _unique(f"Tool{base}" if base[0].isdigit() else base, bases)
-        bases.add(base)
+        base = bases.claim(f"Tool{base}" if base[0].isdigit() else base)
+        while f"{base}Input" in types or f"{base}Output" in types:  # another tool's $defs took it
+            base = bases.claim(base)
         tools.append(_tool(tool, name, base, _method(name, "", methods), types))
+    for t in types.values():
+        if isinstance(t, UnionDef) and not t.native and t.erased is None and not t.description:
+            t.description = "untyped (Any): a union msgspec cannot tell apart by a tag"
     prompts = [
         PromptStub(
             str(p.get("name", "")),
@@ -216,7 +235,7 @@ def build_stubs(description: Description, class_name: str | None = None) -> Stub
     ]
     return StubModel(
         description=description,
-        class_name=class_name or _unique(_class_name(description.name), set(types) | _MODULE_NAMES),
+        class_name=class_name or UniqueNames({*types, *_MODULE_NAMES}).claim(_class_name(description.name)),
         types=dict(sorted(types.items())),
         tools=tools,
         prompts=prompts,
@@ -239,35 +258,33 @@ def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[s
         # The arguments object itself: its properties become keywords whatever it says
         # about extra keys (a server that takes more can still be called through .client).
         schema = {k: v for k, v in schema.items() if k != "additionalProperties"}
-    built = _build(schema, f"{base}Input", base, notes, f"tool {name} inputSchema")
+    built = _build(schema, f"{base}Input", base, notes, f"tool {name} inputSchema", types)
     if built is not None:
         types.update(built.types)
         root = built.types.get(f"{base}Input")
         if isinstance(root, StructDef):
             input_name = root.name
             root.description = root.description or f"The arguments of tool {name}."
-            taken = {f.py_name for f in root.fields}
+            taken = UniqueNames((f.py_name for f in root.fields), sep="_")
             for f in root.fields:
                 if f.py_name in _LOCALS:
-                    f.py_name = _unique(f"{f.py_name}_", taken, "_")
-                    taken.add(f.py_name)
+                    f.py_name = taken.claim(f"{f.py_name}_")
             arguments = [_argument(f, _property(schema, f.wire_name)) for f in root.fields]
         else:
             types.pop(f"{base}Input", None)
     output_name: str | None = None
     if "outputSchema" in tool:
-        built = _build(tool["outputSchema"], f"{base}Output", f"{base}Output", notes, f"tool {name} outputSchema")
+        output_name = f"{base}Output"
+        built = _build(tool["outputSchema"], output_name, output_name, notes, f"tool {name} outputSchema", types)
         if built is None:
-            types[f"{base}Output"] = _any_alias(f"{base}Output")
+            types[output_name] = _any_alias(output_name)
         else:
             types.update(built.types)
-        output_name = f"{base}Output"
         types[output_name].description = types[output_name].description or f"The structured result of tool {name}."
-    for t in types.values():
-        if isinstance(t, UnionDef) and not t.native and t.erased is None and not t.description:
-            t.description = "untyped (Any): a union msgspec cannot tell apart by a tag"
     raw = tool.get("inputSchema")
     extra = raw.get("additionalProperties") if isinstance(raw, dict) else True
+    # Properties the types could not hold (the notes say why): the method takes a dict.
+    listed = isinstance(raw, dict) and isinstance(raw.get("properties"), dict) and bool(raw["properties"])
     execution = tool.get("execution")
     return ToolStub(
         name,
@@ -277,20 +294,40 @@ def _tool(tool: dict[str, Any], name: str, base: str, method: str, types: dict[s
         arguments,
         output_name,
         notes,
-        free_form=input_name is None and extra not in (None, False, {}),
+        free_form=input_name is None and (listed or extra not in (None, False, {})),
         task=isinstance(execution, dict) and execution.get("taskSupport") == "required",
     )
 
 
-def _build(schema: Any, root: str, prefix: str, notes: list[str], where: str) -> Model | None:
-    prepared = prepare(schema, root, prefix, _MODULE_NAMES)
+def _build(
+    schema: Any, root: str, prefix: str, notes: list[str], where: str, types: dict[str, TypeDef]
+) -> Model | None:
+    """The types of one schema (None: untyped, with a note), none of them named like one
+    of ``types`` (the other tools') or of the module's own names."""
+    prepared = prepare(schema, root, prefix, _Reserved(types))
     notes.extend(f"{where} {note}" for note in prepared.notes)
     loaded = LoadedSchema(where, "", "", {"$defs": prepared.definitions}, "$defs")
     try:
-        return build_types(loaded)
+        built = build_types(loaded)
     except Exception as exc:  # a schema the builder cannot take: that tool is untyped
         notes.append(f"{where}: not typed ({type(exc).__name__}: {exc})")
         return None
+    clash = next((name for name in built.types if name in types), None)
+    if clash is not None:  # a name the builder made for an inline type, taken by another tool
+        notes.append(f"{where}: not typed (its type {clash} is named like another tool's)")
+        return None
+    return built
+
+
+class _Reserved:
+    """The names a tool's definitions may not take: the module's own and those of the
+    tools before it (looked up in place, not copied for every tool)."""
+
+    def __init__(self, types: dict[str, TypeDef]) -> None:
+        self.types = types
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.types or name in _MODULE_NAMES
 
 
 def _any_alias(name: str) -> TypeDef:
@@ -326,17 +363,16 @@ def _default_fits(value: Any, expr: TypeExpr) -> bool:
         return expr.name == "str"
     if isinstance(value, int):
         return expr.name in ("int", "float")
-    return isinstance(value, float) and expr.name == "float"
+    return isinstance(value, float) and math.isfinite(value) and expr.name == "float"
 
 
 def _prompt_arguments(raw: Any) -> list[Argument]:
-    taken: set[str] = set()
+    taken = UniqueNames(sep="_")
     out = []
     for arg in raw if isinstance(raw, list) else []:
         if not isinstance(arg, dict) or not isinstance(arg.get("name"), str):
             continue
-        py = _unique(_not_local(naming.field_name(arg["name"])), taken, "_")
-        taken.add(py)
+        py = taken.claim(_not_local(naming.field_name(arg["name"])))
         out.append(
             Argument(
                 py, arg["name"], Prim("str"), bool(arg.get("required")), None, False, _text(arg.get("description"))
@@ -345,7 +381,7 @@ def _prompt_arguments(raw: Any) -> list[Argument]:
     return out
 
 
-def _template(resource: dict[str, Any], methods: set[str]) -> TemplateStub:
+def _template(resource: dict[str, Any], methods: UniqueNames) -> TemplateStub:
     from mcpgen.runtime.shared.uri_template import UriTemplate
 
     uri = str(resource.get("uriTemplate", ""))
@@ -355,34 +391,24 @@ def _template(resource: dict[str, Any], methods: set[str]) -> TemplateStub:
         variables = ()
     # Variables of a query or fragment expression ({?q}, {&q}, {#f}) may be left out.
     optional = {v.split(":")[0].rstrip("*") for op in _OPTIONAL.findall(uri) for v in op.split(",")}
-    taken: set[str] = set()
+    taken = UniqueNames(sep="_")
     arguments = []
     for var in variables:
-        py = _unique(_not_local(naming.field_name(var)), taken, "_")
-        taken.add(py)
+        py = taken.claim(_not_local(naming.field_name(var)))
         arguments.append(Argument(py, var, Prim("str"), var not in optional))
     name = str(resource.get("name") or uri)
     return TemplateStub(name, _method(name, "read_", methods), uri, _text(resource.get("description")), arguments)
 
 
-def _method(name: str, prefix: str, taken: set[str]) -> str:
+def _method(name: str, prefix: str, taken: UniqueNames) -> str:
     py = prefix + (naming.snake(name) or "call")
     if py[0].isdigit() or keyword.iskeyword(py):  # soft keywords are names (see naming.field_name)
         py = f"call_{py}"
-    py = _unique(py, taken, "_")
-    taken.add(py)
-    return py
+    return taken.claim(py)
 
 
 def _not_local(name: str) -> str:
     return f"{name}_" if name in _LOCALS else name
-
-
-def _unique(name: str, taken: set[str], sep: str = "") -> str:
-    candidate, n = name, 2
-    while candidate in taken:
-        candidate, n = f"{name}{sep}{n}", n + 1
-    return candidate
 
 
 def _text(value: Any) -> str | None:

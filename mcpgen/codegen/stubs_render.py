@@ -2,35 +2,126 @@
 tell what changed between two such modules (``mcpgen stubs --check``).
 
 The module is printed by ``templates/stubs.py.j2`` with the protocol generator's own
-filters (types, fields, docstrings) and formatted by the same pinned ruff run, so the
-same description gives the same bytes on every machine.
+filters (types, fields) and formatted by the same pinned ruff run, so the same description
+gives the same bytes on every machine.
+
+The server's text is not trusted: it reaches the module only through an escaper. A string
+value goes through :func:`literal` (JSON's escaping, which Python reads the same); text in a
+docstring through :func:`docstring` / :func:`doc_text` (backslashes doubled, a quote that
+could close the string escaped, every character that is not printable, NUL and line breaks
+and bidirectional overrides included, written as its escape); text in a comment through
+:func:`comment` (nothing that ends a line). Names are made by :mod:`mcpgen.codegen.naming`
+from letters, digits and underscores only. As a last guard, :mod:`mcpgen.codegen.stubs_guard`
+refuses a module whose statements are not the template's.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import math
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpgen.codegen import render
+from mcpgen.codegen import render, stubs_guard
 from mcpgen.codegen.stubs import Argument, PromptStub, StubModel, TemplateStub, ToolStub
 
 
 def render_stubs(stubs: StubModel, command: str) -> str:
-    model = stubs.model
-    render.use_symbols(set(model.types) | {stubs.class_name})
+    """The formatted module; :class:`~mcpgen.codegen.stubs_guard.UnsafeModule` if its
+    statements are not those the template gives a neutral copy of the same model."""
+    render.use_symbols(set(stubs.types) | {stubs.class_name})
     env = _environment()
-    text = env.get_template("stubs.py.j2").render(
-        d=stubs.description,
-        m=stubs,
-        command=command,
-        structs=stubs.structs(),
-        typedefs=render.ordered_aliases(model),
-        names=sorted([*model.types, stubs.class_name, "ToolCallFailed"]),
+    text = _render(env, stubs, command)
+    skeleton = _render(env, stubs_guard.neutral(stubs), "x")
+    try:
+        formatted = render.format_files({"stubs.py": text})["stubs.py"]
+    except render.FormatError:
+        stubs_guard.check(text, skeleton)  # a module that does not parse is refused as such
+        raise
+    stubs_guard.check(formatted, skeleton)  # what is written is what is checked
+    return formatted
+
+
+def _render(env: Any, stubs: StubModel, command: str) -> str:
+    model = stubs.model
+    return str(
+        env.get_template("stubs.py.j2").render(
+            d=stubs.description,
+            m=stubs,
+            command=command,
+            structs=stubs.structs(),
+            typedefs=render.ordered_aliases(model),
+            names=sorted([*model.types, stubs.class_name, "ToolCallFailed"]),
+        )
     )
-    return render.format_files({"stubs.py": text})["stubs.py"]
+
+
+# ---------------------------------------------------------------- escapers for server text
+
+
+def _escaped(char: str) -> str:
+    """The escape sequence of a character, as text (``\\x1b``)."""
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def doc_text(text: str, *, every_quote: bool = True) -> str:
+    """``text`` for the inside of a triple-quoted (not raw) string, on one line. Backslashes
+    are doubled; a quote is escaped (only where another quote or the end follows, for
+    ``every_quote=False``: three in a row are then never unescaped); and every character
+    that is not printable (``str.isprintable``: control characters, line breaks, format
+    characters such as bidirectional overrides, lone surrogates) is shown as the text of
+    its escape (the docstring reads ``\\x1b``, not an escape character that would reach
+    the terminal of whoever reads ``help()``; a lone surrogate cannot even be a class's
+    docstring)."""
+    if text.isprintable() and "\\" not in text and '"' not in text:
+        return text
+    out = []
+    last = len(text) - 1
+    for i, char in enumerate(text):
+        if char == "\\":
+            out.append("\\\\")
+        elif char == '"' and (every_quote or i == last or text[i + 1] == '"'):
+            out.append('\\"')
+        elif not char.isprintable():
+            out.append("\\" + _escaped(char))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def comment(text: str) -> str:
+    """``text`` for a ``#`` comment: nothing in it ends the line (every character that is
+    not printable, line breaks included, is written as its escape)."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else _escaped(c) for c in text)
+
+
+def docstring(text: str | None, *, indent: int = 4) -> str:
+    """A whole docstring for server text: its words wrapped, each line escaped."""
+    words = " ".join(text.split()) if text else ""
+    lines = textwrap.fill(words, width=92 - indent).splitlines() if words else ["(undocumented)"]
+    return _triple_quoted([doc_text(line, every_quote=False) for line in lines], indent)
+
+
+def _triple_quoted(lines: list[str], indent: int) -> str:
+    pad = " " * indent
+    body = "\n".join(f"{pad}{line}" if line and i else line for i, line in enumerate(lines))
+    return f'"""{body}\n{pad}"""' if len(lines) > 1 else f'"""{body}"""'
+
+
+def literal(value: Any) -> str:
+    """A Python literal for a JSON scalar: a string as JSON writes it (ASCII, every quote,
+    backslash and control character escaped: valid Python too); a float must be finite
+    (Python's json module reads ``Infinity``, which has no literal)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"no literal for {value!r}")
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return render.py_literal(value)
+    raise TypeError(f"no literal for a {type(value).__name__}")
 
 
 def _environment() -> Any:
@@ -45,9 +136,11 @@ def _environment() -> Any:
         autoescape=False,
     )
     env.filters.update(
-        literal=render.py_literal,
+        literal=literal,
         py_type=render.py_type,
-        docstring=render.docstring,
+        docstring=docstring,
+        doc_text=doc_text,
+        comment=comment,
         field_line=render.field_line,
         union_expr=render.union_expr,
         tool_args=_tool_args,
@@ -70,7 +163,7 @@ def _tool_args(tool: ToolStub) -> str:
         if arg.required:
             parts.append(f"{arg.py_name}: {annotation}")
         elif arg.has_default:
-            parts.append(f"{arg.py_name}: {annotation} = {render.py_literal(arg.default)}")
+            parts.append(f"{arg.py_name}: {annotation} = {literal(arg.default)}")
         else:
             parts.append(f"{arg.py_name}: {annotation} | {render.sym('UnsetType')} = {render.sym('UNSET')}")
     return ", ".join(parts)
@@ -94,14 +187,14 @@ def _method_doc(stub: ToolStub | PromptStub | TemplateStub) -> str:
     if documented:
         lines.append("Arguments:")
         lines += [f"  {a.py_name}: {' '.join((a.description or '').split())}" for a in documented]
-    wrapped = []
-    for line in lines:
+    out: list[str] = []
+    for n, line in enumerate(lines):
         indent = "    " if line.startswith("  ") else ""
-        wrapped.append(textwrap.fill(line.strip(), width=84, initial_indent=indent, subsequent_indent=indent + "  "))
-    paragraphs = [wrapped[0], *(["\n".join(wrapped[1:])] if len(wrapped) > 1 else [])]
-    body = "\n\n".join(paragraphs).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    body = textwrap.indent(body, " " * 8).lstrip()
-    return f'"""{body}\n        """' if "\n" in body else f'"""{body}"""'
+        if n == 1:
+            out.append("")  # the description is a paragraph of its own
+        wrapped = textwrap.fill(line.strip(), width=84, initial_indent=indent, subsequent_indent=indent + "  ")
+        out += [doc_text(part, every_quote=False) for part in wrapped.splitlines()]
+    return _triple_quoted(out, 8)
 
 
 # ---------------------------------------------------------------- drift (--check)
@@ -208,4 +301,4 @@ def text_diff(old_source: str, new_source: str, path: str) -> str:
     )
 
 
-__all__ = ["drift", "render_stubs", "shape_of", "text_diff"]
+__all__ = ["comment", "doc_text", "docstring", "drift", "literal", "render_stubs", "shape_of", "text_diff"]

@@ -7,23 +7,32 @@ So each schema's ``$defs`` are hoisted into the bundle under names prefixed by t
 the builder cannot type (a ``false`` schema, a reference that leads nowhere, an enum of
 objects, a tuple ``items`` array, a pattern Python cannot compile, ...) replaced by an
 empty schema, which the builder types as ``Any``, with a note the module prints as a
-comment. Nothing here fails: a server's schema is its own business.
+comment. Nothing here fails: a server's schema is its own business. A property name msgspec
+cannot hold as a field's wire name (a quote, a backslash, a control character) leaves its
+object untyped too. Every name is found in constant time (:class:`UniqueNames`), so a schema
+with many thousands of definitions is prepared in time linear in its size.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgen.codegen import naming
 from mcpgen.codegen.loader import pointer_escape
+from mcpgen.codegen.naming import UniqueNames
 
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf")
 _SCHEMA_MAPS = ("properties", "patternProperties")
 # Keywords whose subschemas the builder does not read: dropped, so that nothing in them
 # (a $ref to a hoisted name, say) is checked or followed.
 _IGNORED = ("not", "if", "then", "else", "dependentSchemas", "contains", "prefixItems", "propertyNames")
+# What msgspec refuses in a field's wire name (``field(name=...)``): a backslash, a double
+# quote, a C0 control character.
+_UNNAMEABLE = re.compile(r'[\\"\x00-\x1f]')
 
 
 @dataclass
@@ -35,19 +44,18 @@ class Prepared:
     notes: list[str] = field(default_factory=list)  # "pointer: what was left untyped"
 
 
-def prepare(schema: Any, root: str, prefix: str, reserved: frozenset[str] = frozenset()) -> Prepared:
+def prepare(schema: Any, root: str, prefix: str, reserved: Container[str] = frozenset()) -> Prepared:
     """``schema`` as definitions of a bundle: itself under ``root``, its ``$defs`` (or
     ``definitions``) under ``prefix + PascalName`` (never one of the ``reserved`` names)."""
     prepared = Prepared(root, {})
     local: dict[str, str] = {}
+    names = UniqueNames({root}, reserved=reserved)
     if isinstance(schema, dict):
         for key in ("$defs", "definitions"):
             defs = schema.get(key)
             if isinstance(defs, dict):
                 for name in sorted(defs):
-                    local[f"#/{key}/{pointer_escape(name)}"] = _unique(
-                        f"{prefix}{naming.pascal(name) or 'Def'}", set(local.values()) | {root} | reserved
-                    )
+                    local[f"#/{key}/{pointer_escape(name)}"] = names.claim(f"{prefix}{naming.pascal(name) or 'Def'}")
     refs = {"#": root, **local}
     cleaner = _Cleaner(refs, prepared.notes)
     body = cleaner.schema(schema, "")
@@ -59,13 +67,6 @@ def prepare(schema: Any, root: str, prefix: str, reserved: frozenset[str] = froz
         raw = schema[key][defname.replace("~1", "/").replace("~0", "~")]
         prepared.definitions[name] = cleaner.schema(raw, pointer[1:])
     return prepared
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    candidate, n = name, 2
-    while candidate in taken:
-        candidate, n = f"{name}{n}", n + 1
-    return candidate
 
 
 class _Cleaner:
@@ -108,6 +109,10 @@ class _Cleaner:
                 if isinstance(value, list) and value:
                     out[key] = [self.schema(sub, f"{here}/{i}") for i, sub in enumerate(value)]
             elif key in _SCHEMA_MAPS:
+                if key == "properties" and isinstance(value, dict) and any(map(_UNNAMEABLE.search, value)):
+                    return self.untyped(
+                        ptr, "a property name a field cannot have (a quote, backslash or control character)", node
+                    )
                 if isinstance(value, dict):
                     out[key] = {k: self.schema(v, f"{here}/{pointer_escape(k)}") for k, v in value.items()}
             elif key == "items":
@@ -121,7 +126,10 @@ class _Cleaner:
                 if isinstance(value, list):
                     out[key] = [r for r in value if isinstance(r, str)]
             elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                # Finite only: JSON has no infinity, but Python's json module reads one.
+                if (isinstance(value, int) and not isinstance(value, bool)) or (
+                    isinstance(value, float) and math.isfinite(value)
+                ):
                     out[key] = value
             elif key in ("minLength", "maxLength", "minItems", "maxItems"):
                 if isinstance(value, int) and not isinstance(value, bool) and value >= 0:

@@ -9,16 +9,26 @@ lands, rewrite the baseline with `python conformance/run.py SIDE --leg LEG --wri
 The legs are slow (the harness is a Node program; client scenarios run one at a time, and again
 all at once as the suite runs by default) and run with `pytest -m slow`; the baseline
 bookkeeping in conformance/run.py is tested in the fast suite.
+
+A leg passes only with every scenario the harness lists for it passed: "N passed, 0 failed"
+with N the whole leg, nothing retried (a flaky scenario is a defect). The client legs run with
+a CPU hog beside them (two busy processes per core; with the 40 clients of a run of every
+scenario at once the load average passes 20 on 2 cores): a client on a loaded machine must
+still pass every scenario (issue 36, point 22: a slow era probe once made one fail).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -28,9 +38,10 @@ from tests.conftest import ROOT
 
 RUN = ROOT / "conformance" / "run.py"
 LEGS = ["2025-11-25", "2026-07-28", "default"]
-# Measured walls on 2 cores: server legs 2-3 s each, client legs 20-55 s each (serial).
+# Measured walls on 2 cores: server legs 2-3 s each, client legs 20-55 s each (serial), and
+# under a CPU hog of four busy processes per core the default client leg took 817 s.
 SERVER_SECONDS = 300
-CLIENT_SECONDS = 900
+CLIENT_SECONDS = 1500
 
 
 def run(*args: str, timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -57,34 +68,84 @@ def load_run() -> ModuleType:
     return module
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("leg", LEGS)
-def test_server_leg_passes_with_its_baseline(leg: str) -> None:
-    proc = run("server", "--leg", leg, timeout=SERVER_SECONDS)
+@functools.cache
+def leg_size(side: str, leg: str) -> int:
+    """How many scenarios the pinned harness lists for the leg (its own `list` command)."""
+    module = load_run()
+    module.ensure_harness()
+    return len(module.leg_scenarios(side, leg))
+
+
+def every_scenario_passed(proc: subprocess.CompletedProcess[str], side: str, leg: str) -> None:
     assert proc.returncode == 0, explain(proc)
-    assert f"harness verdict with conformance/expected/server-{leg}.yml: pass" in proc.stdout
-    assert re.fullmatch(r"\d+ passed, \d+ failed", proc.stdout.splitlines()[-1]), proc.stdout
+    assert f"harness verdict with conformance/expected/{side}-{leg}.yml: pass" in proc.stdout
+    assert proc.stdout.splitlines()[-1] == f"{leg_size(side, leg)} passed, 0 failed", explain(proc)
+    assert "retried" not in proc.stdout
+
+
+@contextlib.contextmanager
+def cpu_hog(per_core: int = 2) -> Iterator[None]:
+    """Busy processes beside the test, ``per_core`` per core, ended whatever happens."""
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        for _ in range(per_core * (os.cpu_count() or 1))
+    ]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait(10)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("leg", LEGS)
-def test_client_leg_passes_with_its_baseline(leg: str) -> None:
-    proc = run("client", "--leg", leg, timeout=CLIENT_SECONDS)
-    assert proc.returncode == 0, explain(proc)
-    assert f"harness verdict with conformance/expected/client-{leg}.yml: pass" in proc.stdout
-    assert re.fullmatch(r"\d+ passed, \d+ failed", proc.stdout.splitlines()[-1]), proc.stdout
+def test_server_leg_passes_every_scenario(leg: str) -> None:
+    every_scenario_passed(run("server", "--leg", leg, timeout=SERVER_SECONDS), "server", leg)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("leg", LEGS)
-def test_client_leg_passes_with_every_scenario_at_once(leg: str) -> None:
+def test_client_leg_passes_every_scenario_under_load(leg: str) -> None:
+    leg_size("client", leg)  # asked of the harness before the load starts
+    with cpu_hog():
+        proc = run("client", "--leg", leg, timeout=CLIENT_SECONDS)
+    every_scenario_passed(proc, "client", leg)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("leg", LEGS)
+def test_client_leg_passes_every_scenario_at_once_under_load(leg: str) -> None:
     """The client legs as the suite runs them by default: every scenario in one harness run,
-    concurrently (some 40 clients at once on 2 cores: the load under which an era probe or an
-    authorization is slow), judged by the same baseline, no retries."""
-    proc = run("client", "--leg", leg, "--together", timeout=CLIENT_SECONDS)
-    assert proc.returncode == 0, explain(proc)
-    assert f"harness verdict with conformance/expected/client-{leg}.yml: pass" in proc.stdout
-    assert re.fullmatch(r"\d+ passed, \d+ failed", proc.stdout.splitlines()[-1]), proc.stdout
+    concurrently (some 40 clients at once on 2 cores, a CPU hog beside them: the load under
+    which an era probe or an authorization is slow), judged by the same baseline."""
+    leg_size("client", leg)
+    with cpu_hog():
+        proc = run("client", "--leg", leg, "--together", timeout=CLIENT_SECONDS)
+    every_scenario_passed(proc, "client", leg)
+
+
+def test_a_leg_counts_every_scenario_the_harness_lists(tmp_path: Path) -> None:
+    """A scenario that left no result (the harness skipped it, or crashed before it) is a
+    failure, so "N passed" can only be the whole leg."""
+    module = load_run()
+    calls: list[list[str]] = []
+    module.leg_scenarios = lambda side, leg: ["a", "b", "c"]
+
+    def fake_server(leg: str, out: Path, baseline: Path | None, scenarios: list[str]) -> tuple[int, dict[str, object]]:
+        calls.append(scenarios)
+        return 0, {"a": module.Scenario("a", [{"id": "x", "status": "SUCCESS"}])}
+
+    module.run_server = fake_server
+    baseline = tmp_path / "empty.yml"
+    baseline.write_text("server: []\n")
+    out = ROOT / "conformance" / "results" / f"unit-{os.getpid()}"  # under ROOT: the report names it so
+    try:
+        code, passed, failed = module.run_leg("server", "default", out, None, False, baseline)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    assert (code, passed, failed) == (1, 1, 2) and calls == [[]]
 
 
 @pytest.mark.slow

@@ -129,6 +129,16 @@ def test_client_bench(tmp_path: Path) -> None:
     }
 
 
+def test_stubs_bench(tmp_path: Path) -> None:
+    """bench/stubs.py, scaled down: generation time per definition as the schema grows."""
+    report = run("stubs.py", tmp_path / "stubs.json", "--quick")
+    for shape in ("chained", "clashing"):
+        rows = [row for row in report["rows"] if row["shape"] == shape]
+        assert [row["defs"] for row in rows] == report["settings"]["sizes"], rows
+        assert all(row["types"] > row["defs"] and row["seconds"] > 0 for row in rows), rows
+        assert report["growth"][shape] > 0
+
+
 def test_scale_bench(tmp_path: Path) -> None:
     """Issue 38's curves, scaled down: every cell of every section measured in both eras,
     mcpgen beside both SDKs (the bare ASGI app too for concurrency), every table made."""

@@ -64,6 +64,7 @@ def test_the_tests_that_need_shared_skip_with_the_standard_reason(clone: Path, t
         skipped = case.find("skipped")
         outcome = "passed" if skipped is None else skipped.get("message", "")
         assert case.find("failure") is None and case.find("error") is None
+        # classname: tests.<folder>.<module> since the tests mirror the package tree
         outcomes.setdefault(case.get("classname", "").split(".")[-1], []).append(outcome)
     skips = {reason for results in outcomes.values() for reason in results if reason != "passed"}
     assert skips == {SHARED_MISSING}, skips

@@ -26,9 +26,9 @@ module's harness closes), for about 72 s of CPU (one core; the stdio server and 
 run as subprocesses). In CI (``CI`` set) hypothesis is derandomized and the stdio/HTTP
 seeds are fixed, so a run is reproducible; locally every run explores new inputs.
 
-Bugs found and not fixed yet are listed in ``tests.fuzzing.KNOWN_BUGS``; the fuzz tests
-tally a frame that shows exactly such a bug's known symptom (so they go on looking for new
-ones), and ``test_known_bug_is_fixed`` fails, one case per bug, until it is fixed.
+A frame the oracle finds wrongly answered fails the test that fed it: no failure is
+tolerated as known. One frame of each bug the fuzzers found (all fixed) is replayed by
+``test_fixed_bug_stays_fixed`` (``tests.fuzzing.FIXED_BUGS``).
 """
 
 from __future__ import annotations
@@ -57,12 +57,12 @@ from tests.fuzzing import (
     CORPUS,
     CORPUS_FRAMES,
     DEMO,
+    FIXED_BUGS,
     INIT,
     INITIALIZED,
     INVALID_PARAMS,
     INVALID_REQUEST,
     JSON_SAMPLES,
-    KNOWN_BUGS,
     METHODS,
     PARSE_ERROR,
     ROOT,
@@ -70,13 +70,11 @@ from tests.fuzzing import (
     Expectation,
     FrameFactory,
     FuzzHarness,
-    KnownBug,
     OracleError,
     Outcome,
     Reply,
     expect,
     frame_of,
-    known_bug,
     load_demo,
     paths,
     replaced,
@@ -110,10 +108,7 @@ def harness() -> Iterator[FuzzHarness]:
     finally:
         logger.disabled = was
         fuzz.close()
-        print(
-            f"\nin-process fuzzing: {fuzz.frames} frames fed, {fuzz.skipped} refused as unbounded work, "
-            f"known bugs seen: {dict(fuzz.known)}"
-        )
+        print(f"\nin-process fuzzing: {fuzz.frames} frames fed, {fuzz.skipped} refused as unbounded work")
 
 
 def check_all(harness: FuzzHarness, frames: list[bytes]) -> None:
@@ -409,23 +404,33 @@ def test_bulk_seeded_mutations(harness: FuzzHarness) -> None:
     _bulk(harness)
     generated = sum(_BULK_COUNT)
     assert generated >= BULK_FRAMES, f"only {generated} frames fuzzed"
-    print(f"bulk: {generated} frames in {time.monotonic() - started:.1f} s; known bugs seen: {dict(harness.known)}")
+    print(f"bulk: {generated} frames in {time.monotonic() - started:.1f} s")
 
 
-# ---------------------------------------------------------------- bugs found: each fails until fixed
+# ---------------------------------------------------------------- bugs found: each stays fixed
 
 
-@pytest.mark.parametrize("bug", KNOWN_BUGS, ids=[b.name for b in KNOWN_BUGS])
-def test_known_bug_is_fixed(harness: FuzzHarness, bug: KnownBug) -> None:
-    frame = bug.minimal_frame
+@pytest.mark.parametrize("frame", list(FIXED_BUGS.values()), ids=list(FIXED_BUGS))
+def test_fixed_bug_stays_fixed(harness: FuzzHarness, frame: bytes) -> None:
     expectation = expect(frame)
-    assert bug.triggers(frame, expectation), "the minimal frame no longer triggers the bug's description"
-    outcome = harness.feed([frame])
-    try:
-        verify([frame], [expectation], outcome)
-    except OracleError as exc:
-        pytest.fail(f"BUG {bug.name}: {bug.summary}\nminimal frame: {frame!r}\n{exc}")
+    verify([frame], [expectation], harness.feed([frame]))
     harness.assert_healthy()
+
+
+def test_a_wrong_answer_fails_even_with_a_known_bugs_symptom(
+    harness: FuzzHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fuzzers tolerate nothing: an answer showing exactly the symptom of a bug they
+    once listed as known (a null-id error response answered with -32600 and no id) fails."""
+    frame = FIXED_BUGS["null-id-error-response-answered"]
+    symptom = {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST, "message": "Invalid Request"}}
+
+    async def answered(frames: list[bytes]) -> Outcome:
+        return Outcome(replies=[Reply(symptom, _unset(), True)])
+
+    monkeypatch.setattr(harness, "_feed", answered)
+    with pytest.raises(OracleError):
+        harness.check_frame(frame)
 
 
 # ---------------------------------------------------------------- stdio, end to end
@@ -517,7 +522,7 @@ async def _stdio_fuzz(seed: int) -> dict[str, int]:
         limit=4 * MAX_MESSAGE,
     )
     peer = StdioPeer(process, stderr)
-    tally: dict[str, int] = {"lines": 0, "replies": 0, "known": 0}
+    tally: dict[str, int] = {"lines": 0, "replies": 0}
     try:
         await peer.write(frame_of(INIT) + b"\n")
         assert "result" in await peer.read()
@@ -537,10 +542,7 @@ async def _stdio_fuzz(seed: int) -> dict[str, int]:
             try:
                 verify([line], [expectation], outcome)
             except OracleError as exc:
-                bug = _stdio_known_bug(line, expectation, outcome)
-                if bug is None:
-                    raise AssertionError(f"over stdio, line {n}: {exc}\nstderr: {peer.stderr_tail()}") from None
-                tally["known"] += 1
+                raise AssertionError(f"over stdio, line {n}: {exc}\nstderr: {peer.stderr_tail()}") from None
             assert process.returncode is None, f"the server died: {peer.stderr_tail()}"
         await peer.write(b'{"jsonrpc":"2.0","id":"last","method":"ping"}\n')
         assert await peer.read() == {"jsonrpc": "2.0", "id": "last", "result": {}}
@@ -555,13 +557,6 @@ async def _stdio_fuzz(seed: int) -> dict[str, int]:
         stderr.close()
     assert code == 0, f"the server exited with {code}"
     return tally
-
-
-def _stdio_known_bug(line: bytes, expectation: Expectation, outcome: Outcome) -> KnownBug | None:
-    # Over stdio the exception out of on_frame is only in the server's log: silence is the symptom.
-    if not outcome.replies:
-        outcome = Outcome(outcome.replies, outcome.messages, ["UnicodeDecodeError: (in the server's log)"])
-    return known_bug([line], [expectation], outcome)
 
 
 async def _stdio_big_line(peer: StdioPeer, which: str) -> None:
@@ -634,7 +629,7 @@ async def _http_fuzz(seed: int) -> dict[str, int]:
     rng = random.Random(seed)
     factory = FrameFactory(rng)
     base = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-    tally: dict[str, int] = {"posts": 0, "known": 0}
+    tally: dict[str, int] = {"posts": 0}
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://localhost", timeout=30) as client:
             opened = await client.post("/mcp", content=frame_of(INIT), headers=base)
@@ -651,10 +646,7 @@ async def _http_fuzz(seed: int) -> dict[str, int]:
                 try:
                     _check_http(reply, body, expectation, problems, which)
                 except AssertionError as exc:
-                    bug = _http_known_bug(reply, body, expectation)
-                    if bug is None:
-                        raise AssertionError(f"POST {n} {headers!r}\nbody {body[:300]!r}\n{exc}") from None
-                    tally["known"] += 1
+                    raise AssertionError(f"POST {n} {headers!r}\nbody {body[:300]!r}\n{exc}") from None
                 if reply.status_code == 200 and "mcp-session-id" in reply.headers and which == "none":
                     # an initialize that opened another session: end it
                     gone = await client.delete(
@@ -718,20 +710,6 @@ def _http_reply(reply: httpx.Response) -> dict[str, Any]:
     message = reply.json()
     assert isinstance(message, dict)
     return dict(message)
-
-
-def _http_known_bug(reply: httpx.Response, body: bytes, expectation: Expectation) -> KnownBug | None:
-    if reply.status_code == 500:  # the exception escaped the app: silence, in the session's terms
-        outcome = Outcome(raised=["UnicodeDecodeError: (escaped the ASGI app)"])
-    else:
-        try:
-            message = reply.json() if reply.content else None
-        except ValueError:
-            return None
-        if not isinstance(message, dict) or reply.status_code not in (200, 400):
-            return None
-        outcome = Outcome(replies=[Reply(message, message.get("id", _unset()), True)])
-    return known_bug([body], [expectation], outcome)
 
 
 def test_http_endpoint() -> None:

@@ -22,7 +22,8 @@ and the legacy HTTP+SSE endpoints, as a small ASGI layer:
 - verifies tokens as JWTs against the issuer's keys, or by introspection
   (:mod:`mcpgen.runtime.auth.token_verify`), with the audience bound to ``resource``;
 - verifies DPoP-bound tokens (RFC 9449: ``Authorization: DPoP``, the proof, its key's
-  thumbprint as the token's ``cnf.jkt``, replays; :mod:`mcpgen.runtime.auth.dpop_verify`);
+  thumbprint as the token's ``cnf.jkt``, replays; :mod:`mcpgen.runtime.auth.dpop_verify`),
+  replays and nonces across every worker when the server has a shared store;
 - checks the scopes a tool, resource or prompt declares once the request is parsed and
   the name is known, before its handler runs (the stateless era has no session to hang a
   check on; the handshake era is checked the same way, per POST);
@@ -56,6 +57,7 @@ from mcpgen.runtime.auth.token_verify import (
 )
 from mcpgen.runtime.errors import INVALID_REQUEST
 from mcpgen.runtime.jsonrpc.framing import Envelope, error_frame
+from mcpgen.runtime.stores.shared_store import ProofLedger, StoreUnavailable
 from mcpgen.runtime.transports.asgi import Receive, Scope, Send, respond
 
 log = logging.getLogger("mcpgen.auth")
@@ -131,7 +133,9 @@ class BearerAuth:
     ``dpop``: ``"allowed"`` (DPoP-bound tokens are checked, bearer ones accepted),
     ``"required"`` (only DPoP-bound tokens) or ``"off"`` (a DPoP-bound token is refused:
     its binding could not be checked); ``dpop_nonces`` makes proofs carry this server's
-    nonce."""
+    nonce. ``store``: a shared store (``RedisStore``) through which used proofs and nonces
+    hold across workers; ``server.run("http", store=...)`` and ``http_app(store=...)``
+    hand theirs over (:meth:`use_store`)."""
 
     def __init__(
         self,
@@ -149,6 +153,7 @@ class BearerAuth:
         authorization_servers: Iterable[str] | None = None,
         resource_name: str | None = None,
         documentation: str | None = None,
+        store: object | None = None,
     ) -> None:
         if dpop not in ("allowed", "required", "off"):
             raise ValueError(f"dpop must be 'allowed', 'required' or 'off', not {dpop!r}")
@@ -170,6 +175,16 @@ class BearerAuth:
         self.metadata_url = f"{self._origin}{WELL_KNOWN}{parts.path}"
         self.metadata_paths = frozenset({WELL_KNOWN, f"{WELL_KNOWN}{parts.path}"})
         self._server: ScopeSource | None = None
+        if store is not None:
+            self.use_store(store)
+
+    def use_store(self, store: object) -> None:
+        """Check DPoP replays and nonces through ``store``'s ledger (its ``proofs``, a
+        :class:`~mcpgen.runtime.stores.shared_store.ProofLedger`), so that they hold across
+        every worker sharing it; a store without one changes nothing."""
+        ledger = getattr(store, "proofs", None)
+        if self.proofs is not None and isinstance(ledger, ProofLedger):
+            self.proofs.ledger = ledger
 
     def attach(self, server: ScopeSource) -> None:
         """Called by the server this protects (for the scopes its handlers declare)."""
@@ -261,14 +276,14 @@ class BearerAuth:
         if not info.subject and not info.client_id:
             # It could own nothing of its own: every such token would share one principal.
             return self.challenge(401, "the token names no subject and no client", error="invalid_token")
-        refused = self._check_binding(info, scheme, method, url, token, headers)
+        refused = await self._check_binding(info, scheme, method, url, token, headers)
         if refused is not None:
             return refused
         if not info.has_scopes(self.scopes):
             return self.challenge(403, "the token lacks a scope this server needs", error="insufficient_scope")
         return info
 
-    def _check_binding(
+    async def _check_binding(
         self, info: AuthInfo, scheme: str, method: str, url: str, token: str, headers: dict[str, str]
     ) -> Refusal | None:
         """RFC 9449 §7: a bound token only with the DPoP scheme and a good proof; an
@@ -287,14 +302,26 @@ class BearerAuth:
         if proof is None or "," in proof:
             return self.challenge(401, "send exactly one DPoP proof", error="invalid_dpop_proof", dpop=True)
         try:
-            self.proofs.verify(proof.strip(), method=method, url=url, access_token=token, jkt=info.jkt)
+            await self.proofs.verify(proof.strip(), method=method, url=url, access_token=token, jkt=info.jkt)
         except NonceRequired as exc:
+            try:
+                nonce = await self.proofs.nonce()
+            except StoreUnavailable as unavailable:
+                return self._store_down(unavailable)
             refusal = self.challenge(401, str(exc), error="use_dpop_nonce", dpop=True)
-            refusal.headers.append((b"dpop-nonce", self.proofs.nonce().encode()))
+            refusal.headers.append((b"dpop-nonce", nonce.encode()))
             return refusal
         except InvalidProof as exc:
             return self.challenge(401, str(exc), error="invalid_dpop_proof", dpop=True)
+        except StoreUnavailable as exc:
+            return self._store_down(exc)
         return None
+
+    @staticmethod
+    def _store_down(exc: StoreUnavailable) -> Refusal:
+        """The shared store cannot say whether a proof was used: refused, not let through."""
+        log.warning("mcpgen: cannot check a DPoP proof: %s", exc.message)
+        return Refusal(503, "the shared store cannot be reached; retry later", [(b"retry-after", b"2")])
 
     def challenge(
         self,

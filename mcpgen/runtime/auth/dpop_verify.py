@@ -8,7 +8,13 @@ the proof's type and algorithm, ``htm`` and ``htu`` against this request, ``iat`
 the acceptance window, ``ath`` as the hash of the access token presented, the thumbprint
 as the token's ``cnf.jkt``, and each ``jti`` seen once (a bounded replay cache covering
 the window). (The client's side, making proofs, is :mod:`mcpgen.runtime.auth.dpop`.) An optional server
-nonce (§8) makes a proof's freshness this server's call rather than the client's clock's."""
+nonce (§8) makes a proof's freshness this server's call rather than the client's clock's.
+
+Behind several workers, both must hold across them: with a shared store's
+:class:`~mcpgen.runtime.stores.shared_store.ProofLedger` (``ledger``), a used ``jti`` is
+recorded in the store (a proof one worker accepted is a replay at every other) and the
+nonces are made from one secret in the store (a nonce one worker handed out is good at
+all). Without one, both live in this process."""
 
 from __future__ import annotations
 
@@ -24,6 +30,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcpgen.runtime.auth.token_verify import DEFAULT_ALGORITHMS
 from mcpgen.runtime.extras import require
+from mcpgen.runtime.stores.shared_store import ProofLedger
+
+_SECRET = "dpop-nonce"  # the name of the nonce secret in a shared store
+_SECRET_KEPT = 5.0  # seconds a worker uses the shared secret before reading it again
 
 _PRIVATE_MEMBERS = ("d", "p", "q", "dp", "dq", "qi", "k")
 
@@ -75,7 +85,8 @@ class DpopVerifier:
     the future a client's clock may put it. Every ``jti`` is remembered for that window
     (``max_entries`` at most, oldest dropped first: sized so that a window's worth of
     proofs fits). ``nonces=True`` makes proofs carry a nonce this server issued (rotated
-    every ``max_age`` seconds, the previous one still accepted)."""
+    every ``max_age`` seconds, the previous one still accepted). ``ledger``: a shared
+    store's, for both across workers (see the module docstring)."""
 
     def __init__(
         self,
@@ -85,6 +96,7 @@ class DpopVerifier:
         leeway: float = 5.0,
         max_entries: int = 100_000,
         nonces: bool = False,
+        ledger: ProofLedger | None = None,
     ) -> None:
         self.jwt: Any = require("jwt", "auth", "DPoP proof verification")
         self.algorithms = tuple(a for a in algorithms if a != "none" and not a.startswith("HS"))
@@ -94,10 +106,14 @@ class DpopVerifier:
         self.nonces = nonces
         self._seen: OrderedDict[str, float] = OrderedDict()  # jti (per key) -> when it may be forgotten
         self._nonce_key = secrets.token_bytes(32)
+        self.ledger = ledger
+        self._shared_key: tuple[bytes, float] | None = None  # the ledger's secret, and when read
 
-    def verify(self, proof: str, *, method: str, url: str, access_token: str, jkt: str) -> None:
+    async def verify(self, proof: str, *, method: str, url: str, access_token: str, jkt: str) -> None:
         """Accept the proof of a request (``method`` ``url``) presenting ``access_token``
-        bound to ``jkt``, or raise :class:`InvalidProof`."""
+        bound to ``jkt``, or raise :class:`InvalidProof` (with a ledger,
+        :class:`~mcpgen.runtime.stores.shared_store.StoreUnavailable` when the store cannot
+        say whether the proof was used: refused, never accepted unchecked)."""
         jwt = self.jwt
         try:
             header = jwt.get_unverified_header(proof)
@@ -135,12 +151,15 @@ class DpopVerifier:
             raise InvalidProof("the DPoP proof is not for this access token")
         if not hmac.compare_digest(thumbprint(jwk), jkt):
             raise InvalidProof("the DPoP proof is signed with a key the token is not bound to")
-        if self.nonces and not self._nonce_ok(claims.get("nonce")):
+        if self.nonces and not await self._nonce_ok(claims.get("nonce")):
             raise NonceRequired("the DPoP proof lacks this server's current nonce")
         jti = claims["jti"]
         if not isinstance(jti, str) or not jti or len(jti) > 256:
             raise InvalidProof("the DPoP proof's jti is not a usable string")
-        self._remember(f"{jkt}:{jti}", now)
+        if self.ledger is None:
+            self._remember(f"{jkt}:{jti}", now)
+        elif not await self.ledger.first_use(f"{jkt}:{jti}", self.max_age + self.leeway):
+            raise InvalidProof("the DPoP proof was already used")
 
     def _remember(self, seen_key: str, now: float) -> None:
         while self._seen and next(iter(self._seen.values())) < now:
@@ -153,15 +172,27 @@ class DpopVerifier:
 
     # ------------------------------------------------------------ nonces (RFC 9449 §8)
 
-    def nonce(self) -> str:
-        """This server's current nonce (derived from the time slot: nothing to store)."""
-        return self._nonce_for(int(time.time() // self.max_age))
+    async def nonce(self) -> str:
+        """This server's current nonce (derived from the time slot and a secret: nothing
+        to store per client)."""
+        return self._nonce_for(await self._key(), int(time.time() // self.max_age))
 
-    def _nonce_for(self, slot: int) -> str:
-        return b64url(hmac.new(self._nonce_key, str(slot).encode(), hashlib.sha256).digest()[:18])
+    async def _key(self) -> bytes:
+        """The secret nonces come from: this process's, or the shared store's (read again
+        every few seconds, so that a store that lost it and made another is followed)."""
+        if self.ledger is None:
+            return self._nonce_key
+        kept, now = self._shared_key, time.monotonic()
+        if kept is None or now - kept[1] > _SECRET_KEPT:
+            kept = self._shared_key = (await self.ledger.shared_secret(_SECRET), now)
+        return kept[0]
 
-    def _nonce_ok(self, given: Any) -> bool:
+    @staticmethod
+    def _nonce_for(key: bytes, slot: int) -> str:
+        return b64url(hmac.new(key, str(slot).encode(), hashlib.sha256).digest()[:18])
+
+    async def _nonce_ok(self, given: Any) -> bool:
         if not isinstance(given, str):
             return False
-        slot = int(time.time() // self.max_age)
-        return any(hmac.compare_digest(given, self._nonce_for(s)) for s in (slot, slot - 1))
+        key, slot = await self._key(), int(time.time() // self.max_age)
+        return any(hmac.compare_digest(given, self._nonce_for(key, s)) for s in (slot, slot - 1))

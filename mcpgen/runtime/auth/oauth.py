@@ -46,11 +46,21 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
-from urllib.parse import SplitResult, parse_qs, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
 
-from mcpgen.runtime.auth.challenge import challenge_params
+from mcpgen.runtime.auth.discovery import (
+    Challenge,
+    Discovery,
+    OAuthError,
+    canonical_resource,
+    checked_endpoint,
+    discover_from_prm,
+    discover_legacy,
+    get_json,
+    prm_urls,
+)
 from mcpgen.runtime.auth.dpop import ALGORITHM as DPOP_ALGORITHM
 from mcpgen.runtime.auth.dpop import DPoP, DPoPKey, nonce_challenge
 
@@ -70,10 +80,6 @@ _ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 _ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 _ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 _JSON = {"accept": "application/json"}
-
-
-class OAuthError(Exception):
-    """Authorization failed: discovery, registration, the grant, or a scope that never suffices."""
 
 
 # ---------------------------------------------------------------- client, tokens, storage
@@ -168,95 +174,6 @@ Grant = Literal["authorization_code", "client_credentials"] | CrossAppAccess | W
 DPoPMode = Literal["auto", "always", "never"]
 
 
-# ---------------------------------------------------------------- challenges and discovery
-
-
-@dataclass
-class _Challenge:
-    """A 401, or a 403 ``insufficient_scope``, with its ``WWW-Authenticate: Bearer`` params."""
-
-    status: int
-    scope: list[str]
-    resource_metadata: str | None
-
-    @classmethod
-    def of(cls, response: httpx.Response) -> _Challenge | None:
-        header = response.headers.get("www-authenticate", "")
-        params = challenge_params(header, "bearer") or challenge_params(header, "dpop")
-        if response.status_code == 401 or (response.status_code == 403 and params.get("error") == "insufficient_scope"):
-            return cls(response.status_code, params.get("scope", "").split(), params.get("resource_metadata"))
-        return None
-
-
-def parse_bearer_challenge(header: str) -> dict[str, str]:
-    """The auth-params of the ``Bearer`` challenge in a WWW-Authenticate value."""
-    return challenge_params(header, "bearer")
-
-
-@dataclass
-class _Discovery:
-    resource: str  # the RFC 8707 resource: the PRM's, else our canonical server URL
-    metadata: dict[str, Any]  # the authorization server's
-    issuer: str
-    scopes_supported: list[str]  # the protected resource's
-    prm_url: str | None
-
-    @property
-    def iss_supported(self) -> bool:
-        """RFC 9207: the server puts ``iss`` in every authorization response."""
-        return self.metadata.get("authorization_response_iss_parameter_supported") is True
-
-    def endpoint(self, name: str) -> str:
-        value = self.metadata.get(name)
-        if not isinstance(value, str) or not value:
-            raise OAuthError(f"the authorization server metadata has no {name}")
-        return value
-
-
-def canonical_resource(url: str) -> str:
-    """RFC 8707 form: lowercase scheme and host, no query or fragment, no lone "/" path."""
-    parts = urlsplit(url)
-    path = "" if parts.path == "/" else parts.path
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, "", ""))
-
-
-def resource_covers(resource: str, server_url: str) -> bool:
-    """Does the PRM ``resource`` name this server: same origin, and a prefix of its path?"""
-    ours, theirs = urlsplit(canonical_resource(server_url)), urlsplit(canonical_resource(resource))
-    if _origin(ours) != _origin(theirs):
-        return False
-    prefix = theirs.path.rstrip("/")
-    return ours.path == prefix or ours.path.startswith(prefix + "/")
-
-
-def _origin(parts: SplitResult) -> tuple[str, str, int | None]:
-    default = {"http": 80, "https": 443}.get(parts.scheme)
-    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
-
-
-def prm_urls(server_url: str, header_url: str | None) -> list[str]:
-    """RFC 9728 candidates: the challenge's URL, then path-aware, then the root."""
-    parts = urlsplit(server_url)
-    origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-    urls = [header_url] if header_url else []
-    if path:
-        urls.append(f"{origin}/.well-known/oauth-protected-resource{path}")
-    urls.append(f"{origin}/.well-known/oauth-protected-resource")
-    return urls
-
-
-def as_metadata_urls(issuer: str) -> list[str]:
-    """RFC 8414 section 3.1 and OpenID discovery, in the order MCP prescribes."""
-    parts = urlsplit(issuer)
-    origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-    urls = [
-        f"{origin}/.well-known/oauth-authorization-server{path}",
-        f"{origin}/.well-known/openid-configuration{path}",
-        f"{origin}{path}/.well-known/openid-configuration",
-    ]
-    return list(dict.fromkeys(urls))
-
-
 def _s256(verifier: str) -> str:
     digest = hashlib.sha256(verifier.encode()).digest()
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
@@ -270,22 +187,6 @@ def _with_query(url: str, params: dict[str, str]) -> str:
     parts = urlsplit(url)
     query = f"{parts.query}&{urlencode(params)}" if parts.query else urlencode(params)
     return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
-
-
-async def _get_json(http: httpx.AsyncClient, url: str) -> dict[str, Any] | None:
-    try:
-        response = await http.get(url, headers=_JSON)
-    except httpx.HTTPError as exc:
-        log.debug("mcpgen: GET %s failed: %s", url, exc)
-        return None
-    if response.status_code != 200:
-        log.debug("mcpgen: GET %s: HTTP %d", url, response.status_code)
-        return None
-    try:
-        data = response.json()
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _json_result(response: httpx.Response, what: str) -> dict[str, Any]:
@@ -396,7 +297,7 @@ class OAuthClient(httpx.Auth):
         self.offline_access = offline_access
         self.application_type = application_type or _application_type(redirect_uri)
         self._http_client = http_client
-        self._discovery: _Discovery | None = None
+        self._discovery: Discovery | None = None
         self._identity: ClientInfo | None = None
         self._scopes: list[str] = []  # what the last grant asked for
         self._lock = asyncio.Lock()
@@ -432,7 +333,7 @@ class OAuthClient(httpx.Auth):
                 response = yield request
                 self._note_nonce(response)
                 continue
-            challenge = _Challenge.of(response)
+            challenge = Challenge.of(response)
             if challenge is None:
                 return
             if renewals == self.max_authorizations:
@@ -468,7 +369,7 @@ class OAuthClient(httpx.Auth):
             self._dpop = DPoP(self._dpop_key_source() if self._dpop_key_source is not None else None)
         return self._dpop
 
-    def _uses_dpop(self, discovery: _Discovery) -> bool:
+    def _uses_dpop(self, discovery: Discovery) -> bool:
         if self.dpop_mode != "auto":
             return self.dpop_mode == "always"
         algorithms = discovery.metadata.get("dpop_signing_alg_values_supported")
@@ -488,13 +389,13 @@ class OAuthClient(httpx.Auth):
                 # A token kept from an earlier run (a file storage): find its authorization
                 # server now, so it is refreshed before use rather than after a 401.
                 try:
-                    await self._discover(http, _Challenge(401, [], None), fresh=True)
+                    await self._discover(http, Challenge(401, [], None), fresh=True)
                 except (OAuthError, httpx.HTTPError) as exc:
                     log.info("mcpgen: cannot refresh the stored token yet (%s)", exc)
                     return token
             return await self._refresh(http, token) or token
 
-    async def _renew(self, challenge: _Challenge, sent: Token | None) -> Token:
+    async def _renew(self, challenge: Challenge, sent: Token | None) -> Token:
         """A token for a challenged request: someone else's fresh one, a refresh, or a new grant.
 
         A 401 looks at the protected resource metadata afresh: the resource may have moved
@@ -528,7 +429,7 @@ class OAuthClient(httpx.Auth):
             await self.storage.save_token(token)
             return token
 
-    def _choose_scope(self, challenge: _Challenge, discovery: _Discovery) -> str | None:
+    def _choose_scope(self, challenge: Challenge, discovery: Discovery) -> str | None:
         """The challenge's scope, else the resource's scopes_supported, else none; a 403
         step-up keeps what was asked before; offline_access only if the AS lists it."""
         wanted = challenge.scope or discovery.scopes_supported
@@ -576,7 +477,7 @@ class OAuthClient(httpx.Auth):
 
     # ------------------------------------------------------------ discovery
 
-    async def _discover(self, http: httpx.AsyncClient, challenge: _Challenge, fresh: bool = False) -> _Discovery:
+    async def _discover(self, http: httpx.AsyncClient, challenge: Challenge, fresh: bool = False) -> Discovery:
         """The resource's authorization server; ``fresh`` reads its metadata again rather
         than trusting what was found before (a 401: the resource may have moved)."""
         cached = self._discovery
@@ -584,75 +485,24 @@ class OAuthClient(httpx.Auth):
             return cached
         assert self.server_url is not None
         prm, prm_url = None, None
+        if challenge.resource_metadata is not None:
+            # The challenge's URL is the server's word: https (or loopback) before any request.
+            checked_endpoint("resource_metadata", challenge.resource_metadata, "the server's challenge")
         for url in prm_urls(self.server_url, challenge.resource_metadata):
-            prm = await _get_json(http, url)
+            prm = await get_json(http, url)
             if prm is not None:
                 prm_url = url
                 break
         if prm is None:
-            discovery = await self._discover_legacy(http)
+            discovery = await discover_legacy(http, self.server_url)
         else:
-            discovery = await self._discover_from_prm(http, prm, prm_url)
+            discovery = await discover_from_prm(http, self.server_url, prm, prm_url)
         self._discovery = discovery
         return discovery
 
-    async def _discover_from_prm(self, http: httpx.AsyncClient, prm: dict[str, Any], url: str | None) -> _Discovery:
-        assert self.server_url is not None
-        resource, servers = prm.get("resource"), prm.get("authorization_servers")
-        if not isinstance(resource, str) or not resource_covers(resource, self.server_url):
-            raise OAuthError(f"the protected resource metadata at {url} is for {resource!r}, not {self.server_url}")
-        if not isinstance(servers, list) or not servers or not isinstance(servers[0], str):
-            raise OAuthError(f"the protected resource metadata at {url} names no authorization server")
-        issuer = servers[0]
-        for metadata_url in as_metadata_urls(issuer):
-            metadata = await _get_json(http, metadata_url)
-            if metadata is None:
-                continue
-            # RFC 8414 section 3.3: identical, not merely equivalent; a document naming
-            # another issuer is not used at all (not even its endpoints).
-            if metadata.get("issuer") != issuer:
-                found = metadata.get("issuer")
-                raise OAuthError(f"the metadata at {metadata_url} is for issuer {found!r}, not {issuer}")
-            scopes = prm.get("scopes_supported")
-            log.info("mcpgen: %s is protected by the authorization server %s", self.server_url, issuer)
-            # The RFC 8707 resource is the PRM's own string, verbatim: the authorization
-            # server compares it with what the resource registered, character for character.
-            return _Discovery(
-                resource=resource,
-                metadata=metadata,
-                issuer=issuer,
-                scopes_supported=[str(s) for s in scopes] if isinstance(scopes, list) else [],
-                prm_url=url,
-            )
-        raise OAuthError(f"no authorization server metadata found for {issuer}")
-
-    async def _discover_legacy(self, http: httpx.AsyncClient) -> _Discovery:
-        """2025-03-26: no resource metadata, so the authorization server is at the MCP
-        server's origin: its metadata (whatever issuer it names), else default endpoints."""
-        assert self.server_url is not None
-        parts = urlsplit(self.server_url)
-        base = f"{parts.scheme}://{parts.netloc}"
-        for url in as_metadata_urls(base):
-            metadata = await _get_json(http, url)
-            if metadata is not None:
-                log.info(
-                    "mcpgen: %s has no resource metadata; using the authorization server metadata at %s",
-                    self.server_url,
-                    url,
-                )
-                issuer = metadata.get("issuer")
-                return _Discovery(self.server_url, metadata, issuer if isinstance(issuer, str) else base, [], None)
-        log.info("mcpgen: %s has no OAuth metadata; using the default endpoints on %s", self.server_url, base)
-        defaults = {
-            "authorization_endpoint": f"{base}/authorize",
-            "token_endpoint": f"{base}/token",
-            "registration_endpoint": f"{base}/register",
-        }
-        return _Discovery(self.server_url, defaults, base, [], None)
-
     # ------------------------------------------------------------ client identity
 
-    async def _identify(self, http: httpx.AsyncClient, discovery: _Discovery) -> ClientInfo:
+    async def _identify(self, http: httpx.AsyncClient, discovery: Discovery) -> ClientInfo:
         """Pre-registered, else a Client ID Metadata Document, else stored, else registered."""
         identity = await self._known_identity(discovery)
         if identity is None:
@@ -661,7 +511,7 @@ class OAuthClient(httpx.Auth):
         self._identity = identity
         return identity
 
-    async def _known_identity(self, discovery: _Discovery) -> ClientInfo | None:
+    async def _known_identity(self, discovery: Discovery) -> ClientInfo | None:
         """The identity this client already has at ``discovery``'s authorization server.
         A Client ID Metadata Document's URL serves at any server; pre-registered and
         registered credentials only at the one that issued them (SEP-2352)."""
@@ -683,7 +533,7 @@ class OAuthClient(httpx.Auth):
             return None  # a storage that ignored the issuer: never hand it to another server
         return stored
 
-    async def _register(self, http: httpx.AsyncClient, discovery: _Discovery) -> ClientInfo:
+    async def _register(self, http: httpx.AsyncClient, discovery: Discovery) -> ClientInfo:
         endpoint = discovery.metadata.get("registration_endpoint")
         if not isinstance(endpoint, str):
             raise OAuthError("no client identity: pass client=ClientInfo(...); the server offers no registration")
@@ -707,7 +557,7 @@ class OAuthClient(httpx.Auth):
         log.info("mcpgen: registered as an OAuth client at %s", endpoint)
         return ClientInfo(client_id, secret, registered, issuer=discovery.issuer)
 
-    def _grant_types(self, discovery: _Discovery) -> list[str]:
+    def _grant_types(self, discovery: Discovery) -> list[str]:
         if self.grant == "client_credentials":
             return ["client_credentials"]
         if isinstance(self.grant, CrossAppAccess | WorkloadIdentity):
@@ -718,7 +568,7 @@ class OAuthClient(httpx.Auth):
 
     # ------------------------------------------------------------ grants
 
-    async def _obtain(self, http: httpx.AsyncClient, discovery: _Discovery, scope: str | None) -> Token:
+    async def _obtain(self, http: httpx.AsyncClient, discovery: Discovery, scope: str | None) -> Token:
         identity: ClientInfo | None
         if isinstance(self.grant, WorkloadIdentity) and self.client is None:
             # SEP-1933: the assertion identifies the workload; no client to register
@@ -747,7 +597,7 @@ class OAuthClient(httpx.Auth):
         return token
 
     async def _authorization_code(
-        self, http: httpx.AsyncClient, discovery: _Discovery, identity: ClientInfo, scope: str | None
+        self, http: httpx.AsyncClient, discovery: Discovery, identity: ClientInfo, scope: str | None
     ) -> dict[str, str]:
         """Send the user to the authorization endpoint; the token request's form."""
         verifier, state = secrets.token_urlsafe(64), secrets.token_urlsafe(32)
@@ -775,7 +625,7 @@ class OAuthClient(httpx.Auth):
         }
 
     async def _id_jag(
-        self, http: httpx.AsyncClient, grant: CrossAppAccess, discovery: _Discovery, scope: str | None
+        self, http: httpx.AsyncClient, grant: CrossAppAccess, discovery: Discovery, scope: str | None
     ) -> str:
         """RFC 8693 token exchange at the IdP: the user's ID token for an ID-JAG."""
         form = {
@@ -802,7 +652,7 @@ class OAuthClient(httpx.Auth):
     async def _token_request(
         self,
         http: httpx.AsyncClient,
-        discovery: _Discovery,
+        discovery: Discovery,
         identity: ClientInfo | None,
         form: dict[str, str],
         previous: Token | None = None,
@@ -826,7 +676,7 @@ class OAuthClient(httpx.Auth):
         return _token_from(_json_result(response, "the token request"), previous, dpop=True)
 
     def _client_authentication(
-        self, discovery: _Discovery, identity: ClientInfo, form: dict[str, str], headers: dict[str, str]
+        self, discovery: Discovery, identity: ClientInfo, form: dict[str, str], headers: dict[str, str]
     ) -> None:
         """Authenticate the client at the token endpoint as it registered to."""
         method = _auth_method(identity, discovery.metadata)
@@ -903,7 +753,7 @@ async def _follow_without_user(http: httpx.AsyncClient, url: str) -> str:
     return location
 
 
-def _authorization_response(answer: str | tuple[str, str | None], state: str, discovery: _Discovery) -> str:
+def _authorization_response(answer: str | tuple[str, str | None], state: str, discovery: Discovery) -> str:
     """The code of an authorization response, once it has proven to answer our request
     from the authorization server we sent the user to.
 

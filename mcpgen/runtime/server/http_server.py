@@ -66,6 +66,8 @@ class McpHttpApp:
         self.registry: SessionRegistry | None = None
         if options.store is not None:
             self.registry = options.store.sessions
+            if self.guard is not None:  # DPoP replays and nonces hold across the workers
+                self.guard.use_store(options.store)
             if options.event_store is MemoryEventStore:
                 options.event_store = options.store.event_store
             from mcpgen.runtime.stores.task_store import MemoryTaskStore

@@ -17,6 +17,9 @@ Keys, all under ``<prefix>:`` and all with a TTL:
 - ``task:<task id>``: a task's record (:mod:`.redis_tasks`).
 - ``worker:<worker id>``: a worker's lease, renewed while it lives (``lease`` seconds).
 - ``inbox:<worker id>``: what other workers left for the sessions it holds.
+- ``dpop:<sha256>``: a DPoP proof already used (its key's thumbprint and ``jti``, hashed),
+  kept as long as such a proof is acceptable at all; ``secret:<name>``: random bytes every
+  worker derives its DPoP nonces from (no TTL: made once, by whichever worker asks first).
 
 Every failure to reach Redis is raised as
 :class:`~mcpgen.runtime.stores.shared_store.StoreUnavailable` (-32603, naming the store), except
@@ -26,6 +29,7 @@ where cleaning up: a key left behind expires.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import secrets
@@ -100,6 +104,7 @@ class RedisStore:
         self._errors: tuple[type[BaseException], ...] = ()
         self.lease = lease
         self.sessions = RedisSessionRegistry(self)
+        self.proofs = RedisProofLedger(self)
         self._tasks: RedisTaskStore | None = None
         self._worker: tuple[int, str] | None = None  # (pid, id): a forked copy gets its own
         self._beating: asyncio.Task[None] | None = None
@@ -228,6 +233,30 @@ class RedisStore:
         if self._tasks is None:
             self._tasks = RedisTaskStore(self)
         return self._tasks
+
+
+class RedisProofLedger:
+    """DPoP proofs used and the nonce secret, shared by every worker
+    (:class:`~mcpgen.runtime.stores.shared_store.ProofLedger`)."""
+
+    def __init__(self, store: RedisStore) -> None:
+        self.shared = store
+
+    async def first_use(self, key: str, ttl: float) -> bool:
+        store = self.shared
+        name = store.key("dpop", hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest())
+        return bool(await store.call(store.client.set(name, b"1", nx=True, px=ms(ttl))))
+
+    async def shared_secret(self, name: str) -> bytes:
+        store = self.shared
+        key = store.key("secret", name)
+        pipe = store.client.pipeline(transaction=False)
+        pipe.set(key, secrets.token_bytes(32), nx=True)  # the first worker's, kept
+        pipe.get(key)
+        _, value = await store.call(pipe.execute())
+        if not isinstance(value, bytes) or len(value) < 16:
+            raise StoreUnavailable(store.name, f"the {name} secret is missing or damaged")
+        return value
 
 
 class _Session(msgspec.Struct):

@@ -14,7 +14,7 @@ implementation mcpgen ships.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from mcpgen.runtime.errors import INTERNAL_ERROR, McpError
 
@@ -74,13 +74,34 @@ class SessionRegistry(Protocol):
         ...
 
 
+@runtime_checkable
+class ProofLedger(Protocol):
+    """What the DPoP proof checks of a protected server share across its workers
+    (:mod:`mcpgen.runtime.auth.dpop_verify`): the proofs already used, so that a proof
+    accepted by one worker is a replay at every other, and the secret the nonces are made
+    from, so that a nonce one worker hands out is good at all of them. A store offers one
+    as its ``proofs`` attribute (``RedisStore`` does); the HTTP app hands it to the
+    server's ``BearerAuth``."""
+
+    async def first_use(self, key: str, ttl: float) -> bool:
+        """Record ``key`` for ``ttl`` seconds: True if no worker had recorded it (raises
+        :class:`StoreUnavailable` when the store cannot say)."""
+        ...
+
+    async def shared_secret(self, name: str) -> bytes:
+        """Random bytes named ``name``, made by the first worker that asks, the same for
+        every worker after it."""
+        ...
+
+
 class SharedStore(Protocol):
     """Everything several workers share: one object to pass to the HTTP app.
 
     Besides the stores, it knows the workers: each has an id (:attr:`worker`) and a lease
     it renews while it lives (:meth:`keep_alive`, started by whoever needs it); another
     worker asks :meth:`alive`. And each worker has an inbox, where the others leave what
-    is for the sessions it holds (:meth:`post`, :meth:`receive`)."""
+    is for the sessions it holds (:meth:`post`, :meth:`receive`). A store may also offer
+    ``proofs`` (a :class:`ProofLedger`) for DPoP across workers."""
 
     sessions: SessionRegistry
 

@@ -9,7 +9,9 @@ at 64 in flight. aiohttp's client was the kept alternative; this path costs a fr
 either because it does only what an MCP POST needs: a request written in one call on a
 kept-alive connection (reused last-in first-out, at most ``max_connections`` open, idle
 ones dropped after ``keepalive_expiry`` seconds), the response parsed by httptools (the C
-parser uvicorn uses, already in the ``http`` extra), its body read whole or streamed (SSE).
+parser uvicorn uses, already in the ``http`` extra), its body read whole or streamed (SSE),
+bounded as :mod:`mcpgen.runtime.transports.bounded` says (the encodings offered only, a
+whole answer at most ``max_message`` bytes once decoded, a stream paused while unread).
 
 :class:`~mcpgen.runtime.transports.http_client.HttpTransport` uses it for the POSTs of a client with
 no proxy from the environment and no httpx client of the caller's (an OAuth flow's requests
@@ -20,19 +22,24 @@ go through it too, driven as httpx would drive them), and keeps httpx for everyt
 from __future__ import annotations
 
 import asyncio
-import codecs
+import select
 import ssl
 import urllib.request
-import zlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 from urllib.parse import urlsplit
 
 import httptools
 
+from mcpgen.runtime.errors import McpError
+from mcpgen.runtime.transports import bounded
+from mcpgen.runtime.transports.stdio import MAX_MESSAGE
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _HIGH_WATER = 1 << 20  # buffered response bytes before the connection stops reading
+# An idle connection older than this is asked whether the server closed it before it is
+# reused (one system call; connections reused sooner, as under load, are not asked).
+_LOOK_AFTER = 0.1
 USER_AGENT = "mcpgen"
 
 
@@ -68,9 +75,12 @@ class Response:
     """One response, as the parser sees it: its head, then its body whole or as it comes.
 
     Shaped like the part of ``httpx.Response`` the transport uses (``status_code``,
-    ``headers.get`` with lower-case names, ``aread``, ``aiter_lines``, ``aclose``), so
-    one code path reads either. ``notify`` (if set) is called when the head is parsed,
-    and again when the response is complete or has failed."""
+    ``headers.get`` with lower-case names, ``aread``, ``aiter_raw``, ``aclose``), so one
+    code path reads either. ``notify`` (if set) is called when the head is parsed, and
+    again when the response is complete or has failed. The body is kept as it came
+    (compressed, if it was): a body read whole may be at most ``limit`` bytes, before and
+    after decoding; a stream (an event stream, or any body read piece by piece) pauses
+    its connection while more than a megabyte waits unread."""
 
     __slots__ = (
         "status_code",
@@ -84,11 +94,13 @@ class Response:
         "_chunks",
         "_size",
         "_waiter",
-        "_decompress",
+        "_encoding",
         "_streaming",
+        "_body",
+        "limit",
     )
 
-    def __init__(self, conn: _Connection) -> None:
+    def __init__(self, conn: _Connection, limit: int = MAX_MESSAGE) -> None:
         self.status_code = 0
         self.headers: dict[str, str] = {}
         self.raw_headers: list[tuple[bytes, bytes]] = []
@@ -100,8 +112,10 @@ class Response:
         self._chunks: list[bytes] = []
         self._size = 0
         self._waiter: asyncio.Future[None] | None = None
-        self._decompress: Any = None
+        self._encoding: str | None = None
         self._streaming = False  # read chunk by chunk: reading may pause while chunks wait
+        self._body: bytes | None = None  # decoded, once read whole
+        self.limit = limit
 
     # ------------------------------------------------------------ fed by the connection
 
@@ -113,28 +127,31 @@ class Response:
                 key, text = name.decode("latin-1").lower(), value.decode("latin-1")
                 headers[key] = f"{headers[key]}, {text}" if key in headers else text
         self.status_code, self.headers, self.raw_headers = status, headers, raw
-        if "content-encoding" in headers:
-            self._decompress = _decompressor(headers["content-encoding"])
+        encoding = self._encoding = headers.get("content-encoding")
+        if encoding is not None:
+            try:
+                bounded.Decoder(encoding)  # refused at once: nothing of the body is read
+            except McpError as exc:
+                raise HttpError(exc.message) from None
+        # An event stream is read piece by piece from the start: its reading may pause.
+        kind = headers.get("content-type")
+        self._streaming = kind is not None and kind[:17].lower() == "text/event-stream"
         self.head_done = True
         self._changed()
 
     def got_body(self, data: bytes) -> None:
-        if self._decompress is not None:
-            try:
-                data = self._decompress.decompress(data)
-            except zlib.error as exc:
-                raise HttpError(f"the server sent a body that does not decompress: {exc}") from None
         self._chunks.append(data)
         self._size += len(data)
-        if self._streaming and self._size > _HIGH_WATER and self._conn is not None:
-            self._conn.pause()  # a whole-body read (or callbacks) takes everything; a stream may wait
+        if self._streaming:
+            if self._size > _HIGH_WATER and self._conn is not None:
+                self._conn.pause()  # the reader is behind: the server's writes wait
+        elif self._size > self.limit:
+            raise HttpError(f"the server's answer exceeds the limit of {self.limit} bytes: not read further")
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
     def got_end(self) -> None:
-        if self._decompress is not None:
-            self._chunks.append(self._decompress.flush())
         self.complete = True
         self._conn = None
         self._changed()
@@ -156,10 +173,18 @@ class Response:
     # ------------------------------------------------------------ read by the transport
 
     def body(self) -> bytes:
-        """The whole body of a complete response (as often as asked)."""
-        body = b"".join(self._chunks)
-        self._chunks = [body] if body else []
-        return body
+        """The whole body of a complete response, decoded (as often as asked): at most
+        ``limit`` bytes, else :class:`~mcpgen.runtime.transports.bounded.ResponseTooLarge`."""
+        if self._body is None:
+            if self._encoding is None:  # the usual case: the bytes as they came, bounded in got_body
+                body = b"".join(self._chunks)
+                if len(body) > self.limit:
+                    raise bounded.ResponseTooLarge("the server's answer", self.limit)
+                self._body = body
+            else:
+                self._body = bounded.decode_whole(self._chunks, self._encoding, self.limit, "the server's answer")
+            self._chunks, self._size = [], 0
+        return self._body
 
     def _take(self) -> bytes:
         data = b"".join(self._chunks)
@@ -180,13 +205,20 @@ class Response:
             raise self.error
 
     async def aread(self) -> bytes:
+        if self._streaming:  # read whole after all (an error status): bounded as a whole
+            self._streaming = False
+            if self._size > self.limit:
+                raise HttpError(f"the server's answer exceeds the limit of {self.limit} bytes: not read further")
+            if self._conn is not None:
+                self._conn.resume()
         while not self.complete and self.error is None:
             await self._wait()
         if self.error is not None:
             raise self.error
         return self.body()
 
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+    async def aiter_raw(self) -> AsyncIterator[bytes]:
+        """The body as it arrives, as it was sent (still encoded)."""
         self._streaming = True
         while True:
             if self._chunks:
@@ -201,25 +233,16 @@ class Response:
             else:
                 await self._wait()
 
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body as it arrives, decoded, in pieces of at most a megabyte."""
+        async for piece in bounded.decoded(self.aiter_raw(), self._encoding):
+            yield piece
+
     async def aiter_lines(self) -> AsyncIterator[str]:
-        """Lines split at CR, LF or CRLF only (what SSE allows), decoded as UTF-8."""
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        pending = ""
-        async for chunk in self.aiter_bytes():
-            text = pending + decoder.decode(chunk)
-            if not text:
-                continue
-            # A CR at the end may be the first half of a CRLF: it waits for the next chunk.
-            held = text.endswith("\r")
-            lines = (text[:-1] if held else text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
-            pending = lines.pop() + ("\r" if held else "")
-            for line in lines:
-                yield line
-        pending += decoder.decode(b"", final=True)
-        if pending:  # the last line had no line ending
-            held = pending.endswith("\r")
-            for line in (pending[:-1] if held else pending).replace("\r", "\n").split("\n"):
-                yield line
+        """Lines split at CR, LF or CRLF only (what SSE allows), decoded as UTF-8, each at
+        most ``limit`` bytes."""
+        async for line in bounded.lines(self.aiter_bytes(), self.limit):
+            yield line
 
     async def aclose(self) -> None:
         """Done with it: a response not read to its end takes its connection down with it
@@ -234,39 +257,6 @@ class Response:
         self.failed(HttpError("the response was abandoned"))
         if conn is not None:
             conn.close()
-
-
-def _decompressor(encoding: str) -> Any:
-    """What undoes a body's Content-Encoding (None for identity). We offer none, so a
-    server should send none; gzip and deflate, the common ones, are undone anyway."""
-    encoding = encoding.strip().lower()
-    if encoding == "identity":
-        return None
-    if encoding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    if encoding == "deflate":
-        return _Deflate()
-    raise HttpError(f"the server sent a body in an encoding we did not offer: {encoding}")
-
-
-class _Deflate:
-    """``deflate`` bodies: zlib-wrapped as the RFC says, or raw as some servers send them."""
-
-    def __init__(self) -> None:
-        self._first = True
-        self._inner: Any = zlib.decompressobj()
-
-    def decompress(self, data: bytes) -> bytes:
-        if self._first:
-            self._first = False
-            try:
-                return bytes(self._inner.decompress(data))
-            except zlib.error:
-                self._inner = zlib.decompressobj(-zlib.MAX_WBITS)
-        return bytes(self._inner.decompress(data))
-
-    def flush(self) -> bytes:
-        return bytes(self._inner.flush())
 
 
 class _Connection(asyncio.Protocol):
@@ -296,8 +286,13 @@ class _Connection(asyncio.Protocol):
             return
         try:
             self.parser.feed_data(data)
-        except (httptools.HttpParserError, HttpError) as exc:
-            self.abort_with(HttpError(f"malformed HTTP response: {exc}"))
+        except httptools.HttpParserError as exc:
+            # An error raised by one of our callbacks (a body over the limit, an encoding
+            # not offered) comes wrapped in HttpParserCallbackError: it says it best itself.
+            cause = exc.__context__
+            self.abort_with(cause if isinstance(cause, HttpError) else HttpError(f"malformed HTTP response: {exc}"))
+        except HttpError as exc:
+            self.abort_with(exc)
 
     def eof_received(self) -> bool | None:
         return None  # let the transport close; connection_lost settles the response
@@ -355,9 +350,25 @@ class _Connection(asyncio.Protocol):
 
     def send(self, data: bytes) -> Response:
         assert self.transport is not None
-        response = self.response = Response(self)
+        response = self.response = Response(self, self.pool.max_message)
         self.transport.write(data)
         return response
+
+    def dropped(self) -> bool:
+        """Whether the server closed this idle connection (or sent something nobody asked
+        for) though the event loop has not handled it yet: its socket is readable. A server
+        closes a kept-alive connection after its own idle timeout (5 s for node and uvicorn,
+        as ours): on a busy machine the loop may not have seen that close when the next
+        request takes the connection, which then fails with a reset (as urllib3 does, the
+        socket is asked before it is reused)."""
+        sock = self.transport.get_extra_info("socket") if self.transport is not None else None
+        if sock is None:
+            return False
+        try:
+            readable, _, _ = select.select([sock.fileno()], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
 
     def pause(self) -> None:
         if not self._paused and self.transport is not None and not self.closed:
@@ -393,6 +404,7 @@ class Pool:
         tls: Callable[[], ssl.SSLContext] | None = None,
         max_connections: int = 100,
         keepalive_expiry: float = 5.0,
+        max_message: int = MAX_MESSAGE,
     ) -> None:
         parts = urlsplit(url)
         self.scheme = parts.scheme
@@ -404,12 +416,14 @@ class Pool:
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._request_line = f"POST {target} HTTP/1.1\r\n".encode("ascii")
         # httpx sends these unless told otherwise; the caller's headers replace them by name.
-        self._headers = {"host": host, "user-agent": USER_AGENT}
+        # Accept-Encoding names what bounded.Decoder undoes (and what it refuses otherwise).
+        self._headers = {"host": host, "user-agent": USER_AGENT, "accept-encoding": bounded.ACCEPT_ENCODING}
         self._headers.update({name.lower(): value for name, value in (headers or {}).items()})
         self._tls = tls if self.scheme == "https" else None
         self.connect_timeout = connect_timeout
         self.max_connections = max_connections
         self.keepalive_expiry = keepalive_expiry
+        self.max_message = max_message  # the most a body read whole may hold, decoded
         self._idle: list[_Connection] = []
         self._busy: set[_Connection] = set()
         self._opening = 0
@@ -437,7 +451,8 @@ class Pool:
         now = asyncio.get_running_loop().time()
         while self._idle:
             conn = self._idle.pop()
-            if not conn.closed and now - conn.idle_since < self.keepalive_expiry:
+            idle = now - conn.idle_since
+            if not conn.closed and idle < self.keepalive_expiry and (idle < _LOOK_AFTER or not conn.dropped()):
                 self._busy.add(conn)
                 return conn
             conn.close()

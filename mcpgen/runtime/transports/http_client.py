@@ -21,6 +21,14 @@ a redirect moves the transport to httpx for good (httpx follows it), and so does
 as httpx would run it, each request of the flow sent on the fast path. GET streams and
 DELETE always use httpx. A request whose reply is plain JSON on a kept-alive connection
 runs on callbacks, with no task of its own (without auth, whose flow is asynchronous).
+
+The server is not trusted (:mod:`mcpgen.runtime.transports.bounded`): a body comes only in
+an encoding we offer, a whole answer is at most ``max_message`` bytes decoded (16 MiB, as
+over stdio), so is a line or an event of a stream, and a stream's frames wait in a bounded
+inbox, the stream's reading (and so the server's writing) pausing while it is full. A
+redirect is followed only to the same origin (scheme, host and port): the headers the
+user gave (an API key, a token) go nowhere else, and the redirect's own body is read only
+up to 64 KiB.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import asyncio
 import functools
 import logging
 import ssl
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import httpx
@@ -40,14 +48,20 @@ from mcpgen.runtime.errors import INTERNAL_ERROR, ConnectionClosed, McpError
 from mcpgen.runtime.jsonrpc.framing import RequestId, error_frame
 from mcpgen.runtime.shared.headers import NAME_PARAMS, encode_value
 from mcpgen.runtime.shared.meta import META_VERSION
-from mcpgen.runtime.transports import http11, sse
+from mcpgen.runtime.shared.origins import same_origin
+from mcpgen.runtime.transports import bounded, http11, sse
+from mcpgen.runtime.transports.stdio import MAX_MESSAGE
 
 log = logging.getLogger("mcpgen")
 _ACCEPT = "application/json, text/event-stream"
 _DEFAULT_RETRY_MS = 1000
 _GET_ANSWER_WAIT = 5.0  # seconds the first request waits for the GET stream's answer
 _MAX_RESUMES = 5
+_MAX_RETRY_MS = 60_000  # the longest wait before a resumption a server's ``retry`` may ask for
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_REDIRECT_BODY = 64 * 1024  # bytes of a redirect's body httpx may read (it reads it whole)
+# Errors that end the reading of a stream for good: what the server sent breaks a limit.
+_REFUSED = (bounded.ResponseTooLarge, bounded.EncodingRefused, bounded.BodyUndecodable, sse.EventTooLarge)
 
 
 class _Probe(msgspec.Struct):
@@ -110,6 +124,59 @@ class SessionExpired(ConnectionClosed):
     """The server no longer knows our session (404): a new session must be started."""
 
 
+class CrossOriginRedirect(httpx.HTTPError):
+    """A redirect to another origin: not followed (the user's headers are for one origin)."""
+
+
+def with_defaults(headers: dict[str, str] | None) -> dict[str, str]:
+    """The caller's headers, with Accept-Encoding (what the client decodes) unless given."""
+    given = dict(headers or {})
+    if not any(name.lower() == "accept-encoding" for name in given):
+        given["accept-encoding"] = bounded.ACCEPT_ENCODING
+    return given
+
+
+def same_origin_redirects(url: str) -> Callable[[httpx.Response], Awaitable[None]]:
+    """An httpx response hook: a redirect away from ``url``'s origin raises
+    :class:`CrossOriginRedirect` instead of being followed (httpx drops Authorization on
+    its way to another origin, but not the other headers: an API key, a cookie of ours),
+    and a redirect's body (which httpx reads whole) is cut off after 64 KiB."""
+
+    async def check(response: httpx.Response) -> None:
+        if not response.has_redirect_location:
+            return
+        target = str(response.request.url.join(response.headers["location"]))
+        if not same_origin(target, url):
+            raise CrossOriginRedirect(
+                f"refusing the redirect from {response.request.url} to {target}: another origin "
+                "(the client's headers and credentials are for the first one only)"
+            )
+        response.stream = _Capped(response.stream, _REDIRECT_BODY)
+
+    return check
+
+
+class _Capped(httpx.AsyncByteStream):
+    """A response stream that ends in an error after ``limit`` bytes."""
+
+    def __init__(self, stream: httpx.SyncByteStream | httpx.AsyncByteStream, limit: int) -> None:
+        self._stream = stream
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        assert isinstance(self._stream, httpx.AsyncByteStream)
+        seen = 0
+        async for chunk in self._stream:
+            seen += len(chunk)
+            if seen > self._limit:
+                raise httpx.ReadError(f"a redirect's body exceeds {self._limit} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        if isinstance(self._stream, httpx.AsyncByteStream):
+            await self._stream.aclose()
+
+
 class HttpTransport:
     def __init__(
         self,
@@ -120,19 +187,25 @@ class HttpTransport:
         timeout: float = 60.0,
         client: httpx.AsyncClient | None = None,
         standalone_stream: bool = True,
+        max_message: int = MAX_MESSAGE,
         uds: str | None = None,
     ) -> None:
         self.url = url
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.standalone_stream = standalone_stream
+        self.max_message = max_message  # bytes of one answer, line or event (decoded)
         self._own_client = client is None
+        headers = with_defaults(headers)
+        # A caller's own httpx client keeps its own rules (redirects, encodings, limits on
+        # what it reads whole); ours follows redirects within the origin only.
         self._client = client or httpx.AsyncClient(
             headers=headers,
             auth=auth,
             timeout=httpx.Timeout(timeout, read=None),
             follow_redirects=True,
             verify=shared_tls(),
+            event_hooks={"response": [same_origin_redirects(url)]},
             # A Unix domain socket (the URL names the host and path the server sees).
             transport=httpx.AsyncHTTPTransport(uds=uds, verify=shared_tls()) if uds is not None else None,
         )
@@ -140,10 +213,12 @@ class HttpTransport:
         self._fast: http11.Pool | None = None
         self._auth = auth if client is None else None
         if client is None and uds is None and http11.usable(url, headers):
-            self._fast = http11.Pool(url, headers=headers, connect_timeout=timeout, tls=shared_tls)
+            self._fast = http11.Pool(
+                url, headers=headers, connect_timeout=timeout, tls=shared_tls, max_message=max_message
+            )
         self._fast_pending: dict[Any, http11.Response] = {}  # request id -> its reply, read on callbacks
         self._retired: list[http11.Pool] = []  # fast paths left for httpx, closed at the end
-        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._inbox = bounded.Inbox(max_message)
         self._tasks: set[asyncio.Task[None]] = set()
         self._requests: dict[Any, asyncio.Task[None]] = {}  # request id -> the task reading its reply
         # Set by the session: fail one of its pending requests with an exception.
@@ -210,7 +285,11 @@ class HttpTransport:
                 self._fast_pending[request_id] = response
                 response.notify = functools.partial(self._fast_event, frame, headers, request_id, method)
                 return
-        task = asyncio.ensure_future(self._post_request(frame, headers, request_id, method))
+        self._spawn_request(self._post_request(frame, headers, request_id, method), request_id)
+
+    def _spawn_request(self, coro: Coroutine[Any, Any, None], request_id: Any) -> None:
+        """Read a request's reply in a task of its own (``forget`` cancels it)."""
+        task = asyncio.ensure_future(coro)
         self._requests[request_id] = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -230,12 +309,7 @@ class HttpTransport:
                 # Redirects and streams are read in a task, like every reply through httpx.
                 response.notify = None
                 self._fast_pending.pop(request_id, None)
-                coro = self._post_request(frame, headers, request_id, method, response)
-                task = asyncio.ensure_future(coro)
-                self._requests[request_id] = task
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-                task.add_done_callback(lambda _: self._requests.pop(request_id, None))
+                self._spawn_request(self._post_request(frame, headers, request_id, method, response), request_id)
             return  # the rest of a plain answer comes with a later event
         self._fast_pending.pop(request_id, None)
         try:
@@ -393,8 +467,30 @@ class HttpTransport:
         if response.status_code == 404 and self.session_id is not None and not self.stateless:
             await response.aclose()
             raise SessionExpired("the server ended our session (404): start a new one")
-        body = await response.aread()
+        body = await self._whole(response)
         self._on_answer(response.status_code, response.headers, body, awaiting, method)
+
+    async def _whole(self, response: httpx.Response | http11.Response) -> bytes:
+        """A reply's whole body, decoded, at most ``max_message`` bytes."""
+        if isinstance(response, http11.Response):
+            return await response.aread()  # bounded by its pool's max_message
+        loaded = _loaded(response)
+        if loaded is not None:
+            if len(loaded) > self.max_message:
+                raise bounded.ResponseTooLarge("the server's answer", self.max_message)
+            return loaded
+        encoding = response.headers.get("content-encoding")
+        return await bounded.read_whole(response.aiter_raw(), encoding, self.max_message, "the server's answer")
+
+    def _lines(self, response: httpx.Response | http11.Response) -> AsyncIterator[str]:
+        """A stream's lines, decoded, each at most ``max_message`` bytes."""
+        if isinstance(response, http11.Response):
+            return response.aiter_lines()
+        loaded = _loaded(response)
+        if loaded is not None:
+            return bounded.lines(_once(loaded), self.max_message)
+        pieces = bounded.decoded(response.aiter_raw(), response.headers.get("content-encoding"))
+        return bounded.lines(pieces, self.max_message)
 
     def _note_session(self, headers: Any, method: Any) -> None:
         session_id = headers.get("mcp-session-id")
@@ -446,8 +542,12 @@ class HttpTransport:
         broke is retried at once. When it cannot be resumed, the request fails now rather
         than at its timeout.
         """
-        parser = sse.Parser()
+        parser = sse.Parser(self.max_message)
         status = await self._pump(response, parser, awaiting)
+        if isinstance(status, Exception):  # the stream broke a limit: it is not resumed
+            if awaiting is not UNSET and not self._closed:
+                self._fail(awaiting, f"the server's event stream was closed: {status}")
+            return
         if self.stateless and status != "response" and awaiting is not UNSET and not self._closed:
             # Streams are not resumable in the stateless era: the request is lost.
             self._fail(awaiting, "the response stream ended before the response")
@@ -459,31 +559,46 @@ class HttpTransport:
                 return
             resumes += 1
             if status == "ended":
-                await asyncio.sleep((parser.retry_ms or _DEFAULT_RETRY_MS) / 1000)
+                await asyncio.sleep(_retry_seconds(parser))
             resumed = await self._get_stream(parser.last_id)
             if resumed is None:
                 self._fail(awaiting, "the connection to the server was lost before the response")
                 return
             status = await self._pump(resumed, parser, awaiting)
+            if isinstance(status, Exception):
+                self._fail(awaiting, f"the server's event stream was closed: {status}")
+                return
 
     def _fail(self, request_id: Any, why: str) -> None:
         """Answer our own pending request with an error, as if the server had."""
         self._inbox.put_nowait(error_frame(INTERNAL_ERROR, why, request_id))
 
-    async def _pump(self, response: httpx.Response | http11.Response, parser: sse.Parser, awaiting: Any) -> str:
+    async def _pump(
+        self, response: httpx.Response | http11.Response, parser: sse.Parser, awaiting: Any
+    ) -> str | Exception:
         """Read events into the inbox: "response" once the awaited response came by,
-        "ended" when the server closed the stream, "broken" when the connection failed."""
+        "ended" when the server closed the stream, "broken" when the connection failed,
+        and the error itself when what the server sent broke a limit (a line or an event
+        too long, an encoding not offered): such a stream is closed, never resumed. While
+        the inbox is full this waits, and reads nothing more from the socket."""
         try:
-            async for line in response.aiter_lines():
+            async for line in self._lines(response):
                 found = parser.line(line)
                 if found is None or not found.data or found.event != "message":
                     continue
                 data = found.data.encode()
-                self._inbox.put_nowait(data)
                 if awaiting is not UNSET:
                     probe = _probe.decode(data)
                     if probe.method is UNSET and probe.id == awaiting:
+                        self._inbox.put_nowait(data)  # an answer of ours never waits
                         return "response"
+                if self._inbox.full():
+                    await self._inbox.put(data)  # waits, and reads nothing more meanwhile
+                else:
+                    self._inbox.put_nowait(data)
+        except _REFUSED as exc:
+            log.warning("mcpgen: closing the event stream from %s: %s", self.url, exc)
+            return exc
         except (httpx.HTTPError, http11.HttpError, msgspec.DecodeError) as exc:
             log.debug("mcpgen: SSE stream broke: %s", exc)
             return "broken"
@@ -530,14 +645,17 @@ class HttpTransport:
             log.debug("mcpgen: the server has not answered the GET stream yet; going on")
 
     async def _standalone(self, answered: asyncio.Event) -> None:
-        parser = sse.Parser()
+        parser = sse.Parser(self.max_message)
         while not self._closed:
             response = await self._get_stream(parser.last_id)
             answered.set()
             if response is None:
                 return  # 405 (no standalone stream offered) or the server is gone
-            if await self._pump(response, parser, UNSET) == "ended":
-                await asyncio.sleep((parser.retry_ms or _DEFAULT_RETRY_MS) / 1000)
+            status = await self._pump(response, parser, UNSET)
+            if isinstance(status, Exception):
+                return  # it broke a limit: not opened again
+            if status == "ended":
+                await asyncio.sleep(_retry_seconds(parser))
 
     async def close(self) -> None:
         if self._closed:
@@ -552,7 +670,8 @@ class HttpTransport:
             await asyncio.wait(self._tasks, timeout=2)
         if self.session_id is not None:
             try:
-                await self._client.delete(self.url, headers=self._headers(), timeout=5)
+                request = self._client.build_request("DELETE", self.url, headers=self._headers(), timeout=5)
+                await (await self._client.send(request, stream=True)).aclose()  # its body is not read
             except httpx.HTTPError:
                 pass  # the server may be gone already; nothing to clean up then
         for pool in [*self._retired, *([self._fast] if self._fast is not None else [])]:
@@ -560,6 +679,24 @@ class HttpTransport:
         if self._own_client:
             await self._client.aclose()
         self._inbox.put_nowait(None)
+
+
+def _loaded(response: httpx.Response) -> bytes | None:
+    """The body of an httpx response that holds it already (one made with its content, as
+    a caller's mock transport makes them), else None: it is to be read."""
+    try:
+        return response.content
+    except httpx.ResponseNotRead:
+        return None
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+def _retry_seconds(parser: sse.Parser) -> float:
+    """The wait before a resumption: the server's ``retry``, at most a minute."""
+    return min(parser.retry_ms or _DEFAULT_RETRY_MS, _MAX_RETRY_MS) / 1000
 
 
 def _streams(response: httpx.Response | http11.Response) -> bool:

@@ -1,4 +1,5 @@
-"""Server-Sent Events: writing events, and an incremental parser for reading them."""
+"""Server-Sent Events: writing events, and an incremental parser for reading them (the
+client side: the parser holds one event at a time, its data at most ``max_event`` bytes)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def event(data: bytes, event_id: str | None = None, retry_ms: int | None = None)
 
 
 KEEPALIVE = b": keep-alive\n\n"
+MAX_ID = 1024  # characters of an event id the parser keeps (it goes back in Last-Event-ID)
 
 
 @dataclass
@@ -28,10 +30,22 @@ class Event:
     retry: int | None
 
 
-class Parser:
-    """Feed it lines (without their line ending); it returns events as they complete."""
+class EventTooLarge(Exception):
+    """An event whose data grew past the parser's limit (a server that never ends one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"an event of the server's stream exceeds the limit of {limit} bytes")
+        self.limit = limit
+
+
+class Parser:
+    """Feed it lines (without their line ending); it returns events as they complete.
+    ``max_event``: the most data (in characters of its lines) one event may gather
+    before :class:`EventTooLarge` is raised (None: no limit)."""
+
+    def __init__(self, max_event: int | None = None) -> None:
+        self.max_event = max_event
+        self._size = 0
         self._data: list[str] = []
         self._id: str | None = None
         self._event = ""
@@ -48,12 +62,15 @@ class Parser:
         if value.startswith(" "):
             value = value[1:]
         if name == "data":
+            self._size += len(value) + 1
+            if self.max_event is not None and self._size > self.max_event:
+                raise EventTooLarge(self.max_event)
             self._data.append(value)
-        elif name == "id" and "\0" not in value:
-            self._id = value
+        elif name == "id" and "\0" not in value and len(value) <= MAX_ID:
+            self._id = value  # a longer id is not one a resumption could send back
         elif name == "event":
             self._event = value
-        elif name == "retry" and value.isdigit():
+        elif name == "retry" and value.isascii() and value.isdigit() and len(value) <= 9:
             self._retry = int(value)
             self.retry_ms = self._retry
         return None
@@ -62,7 +79,7 @@ class Parser:
         if self._id is not None:
             self.last_id = self._id
         found = Event("\n".join(self._data), self._id, self._event or "message", self._retry)
-        self._data, self._id, self._event, self._retry = [], None, "", None
+        self._data, self._id, self._event, self._retry, self._size = [], None, "", None, 0
         if not found.data and found.id is None and found.retry is None:
             return None
         return found

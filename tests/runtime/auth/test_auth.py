@@ -17,6 +17,13 @@ import httpx
 import pytest
 
 from mcpgen import Client
+from mcpgen.runtime.auth.discovery import (
+    as_metadata_urls,
+    canonical_resource,
+    parse_bearer_challenge,
+    prm_urls,
+    resource_covers,
+)
 from mcpgen.runtime.auth.oauth import (
     ClientInfo,
     CrossAppAccess,
@@ -24,17 +31,12 @@ from mcpgen.runtime.auth.oauth import (
     OAuthClient,
     OAuthError,
     Token,
-    as_metadata_urls,
-    canonical_resource,
-    parse_bearer_challenge,
-    prm_urls,
-    resource_covers,
 )
 from mcpgen.runtime.transports.http_client import HttpTransport
 
 pytestmark = pytest.mark.anyio
-MCP = "http://mcp.test/mcp"
-AS = "http://as.test"
+MCP = "https://mcp.test/mcp"
+AS = "https://as.test"
 PRM_PATH = "/.well-known/oauth-protected-resource/mcp"
 SECRET = "s3cr3t-client-secret"
 
@@ -111,7 +113,9 @@ class Fake:
         header = request.headers.get("authorization", "")
         scopes = self.issued.get(header.removeprefix("Bearer "))
         if scopes is None:
-            params = [f'resource_metadata="http://mcp.test{self.prm_at}"'] if self.prm_in_header and self.prm_at else []
+            params = (
+                [f'resource_metadata="https://mcp.test{self.prm_at}"'] if self.prm_in_header and self.prm_at else []
+            )
             if self.header_scope:
                 params.append(f'scope="{self.header_scope}"')
             return httpx.Response(401, headers={"www-authenticate": "Bearer " + ", ".join(params)})
@@ -209,14 +213,14 @@ def test_discovery_urls() -> None:
 
 
 def test_resource_matching() -> None:
-    assert canonical_resource("HTTP://Mcp.Test/mcp?x=1#frag") == "http://mcp.test/mcp"
-    assert canonical_resource("http://mcp.test/") == "http://mcp.test"
-    assert resource_covers("http://mcp.test/mcp", MCP)
-    assert resource_covers("http://mcp.test", MCP)
-    assert resource_covers("http://mcp.test:80/", MCP)
-    assert not resource_covers("http://mcp.test/mc", MCP)
+    assert canonical_resource("HTTPS://Mcp.Test/mcp?x=1#frag") == "https://mcp.test/mcp"
+    assert canonical_resource("https://mcp.test/") == "https://mcp.test"
+    assert resource_covers("https://mcp.test/mcp", MCP)
+    assert resource_covers("https://mcp.test", MCP)
+    assert resource_covers("https://mcp.test:443/", MCP)
+    assert not resource_covers("https://mcp.test/mc", MCP)
     assert not resource_covers("https://evil.example.com/mcp", MCP)
-    assert not resource_covers("http://mcp.test:8080/mcp", MCP)
+    assert not resource_covers("https://mcp.test:8080/mcp", MCP)
 
 
 # ---------------------------------------------------------------- the authorization code flow
@@ -243,10 +247,10 @@ async def test_authorization_code_flow_with_pkce_and_resource() -> None:
 
 
 async def test_prm_discovery_falls_back_from_path_to_root() -> None:
-    fake = Fake(prm_at="/.well-known/oauth-protected-resource", prm_in_header=False, prm_resource="http://mcp.test")
+    fake = Fake(prm_at="/.well-known/oauth-protected-resource", prm_in_header=False, prm_resource="https://mcp.test")
     assert (await call(fake)).status_code == 200
     assert fake.paths("mcp.test")[:3] == ["/mcp", PRM_PATH, "/.well-known/oauth-protected-resource"]
-    assert fake.authorizations[0]["resource"] == "http://mcp.test"
+    assert fake.authorizations[0]["resource"] == "https://mcp.test"
 
 
 async def test_as_metadata_for_a_path_issuer_never_tries_the_root() -> None:
@@ -275,7 +279,7 @@ async def test_resource_mismatch_aborts_before_authorizing() -> None:
 
 async def test_issuer_mismatch_is_rejected_with_resource_metadata() -> None:
     fake = Fake()
-    fake.metadata = lambda: {**Fake.metadata(fake), "issuer": "http://other.test"}  # type: ignore[method-assign]
+    fake.metadata = lambda: {**Fake.metadata(fake), "issuer": "https://other.test"}  # type: ignore[method-assign]
     with pytest.raises(OAuthError, match="issuer"):
         await call(fake)
 
@@ -383,7 +387,7 @@ async def test_client_id_metadata_document_when_supported() -> None:
 
 
 async def test_legacy_metadata_at_the_server_origin_accepts_another_issuer() -> None:
-    fake = Fake(prm_at=None, issuer="http://mcp.test/oauth", metadata_at="/.well-known/oauth-authorization-server")
+    fake = Fake(prm_at=None, issuer="https://mcp.test/oauth", metadata_at="/.well-known/oauth-authorization-server")
     assert (await call(fake)).status_code == 200
     assert fake.paths("mcp.test")[:4] == [
         "/mcp",
@@ -395,7 +399,7 @@ async def test_legacy_metadata_at_the_server_origin_accepts_another_issuer() -> 
 
 
 async def test_legacy_default_endpoints() -> None:
-    fake = Fake(prm_at=None, issuer="http://mcp.test", metadata_at=None)
+    fake = Fake(prm_at=None, issuer="https://mcp.test", metadata_at=None)
     assert (await call(fake)).status_code == 200
     assert {"/register", "/authorize", "/token"} <= set(fake.paths("mcp.test"))
 
@@ -404,7 +408,7 @@ async def test_legacy_default_endpoints() -> None:
 
 
 async def test_client_credentials_with_private_key_jwt() -> None:
-    jwt = pytest.importorskip("jwt")
+    import jwt  # the test extra has PyJWT: a missing one fails, never skips
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -448,7 +452,7 @@ async def test_cross_app_access_exchanges_then_uses_jwt_bearer() -> None:
             )
         return fake.handler(request)
 
-    grant = CrossAppAccess("http://idp.test/token", "idp-client", "the-id-token")
+    grant = CrossAppAccess("https://idp.test/token", "idp-client", "the-id-token")
     auth = OAuthClient(
         grant=grant,
         client=ClientInfo("xaa", SECRET),

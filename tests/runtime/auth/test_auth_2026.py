@@ -20,7 +20,7 @@ from mcpgen.runtime.auth.oauth import ClientInfo, MemoryStorage, OAuthError
 from tests.runtime.auth.test_auth import AS, MCP, SECRET, Fake, call, connect
 
 pytestmark = pytest.mark.anyio
-AS2 = "http://as2.test"
+AS2 = "https://as2.test"
 ABSENT = "<absent>"  # the authorization response carries no iss
 
 
@@ -75,11 +75,11 @@ async def test_authorization_response_iss_accepted(flag: bool | None, iss: str |
     ("flag", "iss", "why"),
     [
         (True, ABSENT, "carries no iss"),  # iss-supported-missing
-        (True, "http://attacker.test", "attacker.test"),  # iss-wrong-issuer
-        (None, "http://attacker.test", "attacker.test"),  # iss-unexpected: compared anyway
-        (True, AS + "/", "'http://as.test/'"),  # iss-normalized: no trailing-slash folding
-        (True, "HTTP://AS.TEST", "HTTP://AS.TEST"),  # nor case folding
-        (True, "http://as.test:80", "as.test:80"),  # nor default ports
+        (True, "https://attacker.test", "attacker.test"),  # iss-wrong-issuer
+        (None, "https://attacker.test", "attacker.test"),  # iss-unexpected: compared anyway
+        (True, AS + "/", "'https://as.test/'"),  # iss-normalized: no trailing-slash folding
+        (True, "HTTPS://AS.TEST", "HTTPS://AS.TEST"),  # nor case folding
+        (True, "https://as.test:443", "as.test:443"),  # nor default ports
     ],
     ids=["advertised-missing", "advertised-wrong", "unadvertised-wrong", "trailing-slash", "case", "default-port"],
 )
@@ -93,7 +93,7 @@ async def test_authorization_response_iss_rejected_before_the_code_is_spent(
 
 
 async def test_an_error_response_from_the_wrong_issuer_is_not_shown() -> None:
-    fake = IssFake(iss_flag=True, iss="http://attacker.test", deny=True)
+    fake = IssFake(iss_flag=True, iss="https://attacker.test", deny=True)
     with pytest.raises(OAuthError, match="attacker.test") as caught:
         await call(fake)
     assert "forged-description" not in str(caught.value) and "access_denied" not in str(caught.value)
@@ -133,10 +133,10 @@ async def test_metadata_issuer_must_be_identical_not_merely_equivalent() -> None
 
 
 async def test_resource_is_sent_exactly_as_the_protected_resource_metadata_names_it() -> None:
-    fake = Fake(prm_resource="http://mcp.test/")  # covers /mcp; the trailing "/" is part of it
+    fake = Fake(prm_resource="https://mcp.test/")  # covers /mcp; the trailing "/" is part of it
     assert (await call(fake)).status_code == 200
-    assert fake.authorizations[0]["resource"] == "http://mcp.test/"
-    assert fake.token_forms[0]["resource"] == "http://mcp.test/"
+    assert fake.authorizations[0]["resource"] == "https://mcp.test/"
+    assert fake.token_forms[0]["resource"] == "https://mcp.test/"
 
 
 # ---------------------------------------------------------------- SEP-837 application_type
@@ -220,7 +220,7 @@ class RevokingFake(Fake):
 
     def resource(self, request: httpx.Request) -> httpx.Response:
         if request.headers.get("authorization", "").removeprefix("Bearer ") in self.revoked:
-            challenge = f'Bearer resource_metadata="http://mcp.test{self.prm_at}"'
+            challenge = f'Bearer resource_metadata="https://mcp.test{self.prm_at}"'
             return httpx.Response(401, headers={"www-authenticate": challenge})
         return super().resource(request)
 

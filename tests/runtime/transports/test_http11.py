@@ -9,8 +9,11 @@ import contextlib
 import datetime
 import gzip
 import ipaddress
+import socket
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -228,6 +231,71 @@ async def test_keep_alive_reuse_and_connections_the_server_closes() -> None:
             await asyncio.sleep(0.05)  # the close, if any, reaches the client
         pool.close()
     assert counts == [3, 2, 2], "reused until the server closed it, then a new connection"
+
+
+@contextlib.contextmanager
+def closing_when_idle(idle: float) -> Iterator[tuple[str, list[int]]]:
+    """A server in a thread of its own (so its closes happen while the test's event loop is
+    busy elsewhere) that answers every request and closes a connection ``idle`` seconds
+    after its last answer, as a server's keep-alive timeout does; yields its URL and, per
+    connection, how many requests it answered."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    counts: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            counts.append(0)
+            with conn:
+                conn.settimeout(idle)
+                while True:
+                    try:
+                        head = conn.recv(65536)
+                    except TimeoutError:
+                        break  # idle: closed, as a keep-alive timeout does
+                    if not head:
+                        break
+                    rid = msgspec.json.decode(head.split(b"\r\n\r\n", 1)[1]).get("id", 0)
+                    counts[-1] += 1
+                    conn.sendall(json_answer(b'{"jsonrpc":"2.0","id":%d,"result":{}}' % rid))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp", counts
+    finally:
+        listener.close()
+        thread.join(5)
+
+
+async def test_an_idle_connection_the_server_closed_is_not_reused_before_the_loop_saw_it() -> None:
+    """The server closes a kept-alive connection after its idle timeout; on a busy machine
+    the client's loop may not have handled that close when the next request takes the
+    connection (seen as a connection reset in a conformance scenario under a CPU hog). The
+    socket is asked before an idle connection is reused: the request goes on a new one,
+    on the task path and on the callback path alike."""
+    with closing_when_idle(0.2) as (url, counts):
+        pool = http11.Pool(url)
+        try:
+            for rid in (1, 2):
+                response = await pool.post({}, b'{"id":%d}' % rid)
+                assert msgspec.json.decode(await response.aread())["id"] == rid
+                time.sleep(0.5)  # the loop is busy: the server's close arrives unhandled
+        finally:
+            pool.close()
+        transport = HttpTransport(url, standalone_stream=False)  # replies read on callbacks
+        try:
+            for rid in (3, 4, 5):
+                await transport.send(b'{"jsonrpc":"2.0","id":%d,"method":"ping"}' % rid)
+                reply = msgspec.json.decode(await asyncio.wait_for(transport.receive(), 10))
+                assert reply["id"] == rid and "result" in reply, reply
+                time.sleep(0.5)
+        finally:
+            await transport.close()
+    assert counts == [1, 1, 1, 1, 1], counts  # a new connection each time, none reset
 
 
 async def test_gzip_close_delimited_and_informational_answers() -> None:
