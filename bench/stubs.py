@@ -9,7 +9,7 @@ point 2: 16,000 ``$defs`` took 15-41 s). Two shapes, each at growing sizes:
   ``x__`` ... all ``X``), so every name but the first must be made unique.
 
 For each it times the whole generation (description -> model -> rendered, formatted and
-guarded module: :func:`mcpgen.codegen.stubs_render.render_stubs`) and reports the time per
+guarded module: :func:`mcpgen.stubs.render.render_stubs`) and reports the time per
 definition; a linear generator keeps that flat as N grows (``growth``: the per-definition
 time at the largest N over that at the smallest; about 1 when linear, N_max / N_min when
 quadratic).
@@ -41,8 +41,8 @@ from typing import Any  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from mcpgen.codegen.stubs import build_stubs, description_from_json  # noqa: E402 (after sys.path)
-from mcpgen.codegen.stubs_render import render_stubs  # noqa: E402
+from mcpgen.stubs.model import build_stubs, description_from_json  # noqa: E402 (after sys.path)
+from mcpgen.stubs.render import render_stubs  # noqa: E402
 
 SIZES = [1000, 2000, 4000, 8000, 16000]
 QUICK_SIZES = [250, 500, 1000]

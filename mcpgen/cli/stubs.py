@@ -3,7 +3,7 @@ tells when the server no longer matches it (``--check``).
 
 The server is reached the way `mcpgen call` reaches it (a stdio command or a URL, either
 era, with its sign-in), or its description is read from JSON (see
-:mod:`mcpgen.codegen.stubs`)."""
+:mod:`mcpgen.stubs.model`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from rich.console import Console
 from mcpgen.cli.sanitize import clean, clean_line, markup
 
 if TYPE_CHECKING:
-    from mcpgen.codegen.stubs import Description
+    from mcpgen.stubs.model import Description
 
 # Header lines that may differ without the module being stale: the mcpgen version that
 # wrote it, and the command spelled as the user spelled it.
@@ -48,8 +48,8 @@ def is_saved(target: str) -> bool:
 async def describe(target: str, how: Connect, err: Console) -> Description:
     """The server's description: read from a JSON file, or asked of the server itself."""
     from mcpgen.cli.call import CallError, check_era, cli_auth, one_line, open_connection
-    from mcpgen.codegen.stubs import DescriptionError, describe_client, description_from_json
     from mcpgen.runtime.errors import McpError
+    from mcpgen.stubs.model import DescriptionError, describe_client, description_from_json
 
     if is_saved(target):
         try:
@@ -85,8 +85,8 @@ def command_line(target: str, out: Path | None, class_name: str | None) -> str:
 
 
 def render(description: Description, command: str, class_name: str | None) -> str:
-    from mcpgen.codegen.stubs import build_stubs
-    from mcpgen.codegen.stubs_render import render_stubs
+    from mcpgen.stubs.model import build_stubs
+    from mcpgen.stubs.render import render_stubs
 
     return render_stubs(build_stubs(description, class_name), command)
 
@@ -99,7 +99,7 @@ class Stale:
 
 def check(committed: Path, fresh: str) -> Stale | None:
     """None when ``committed`` is what a fresh generation writes (header aside)."""
-    from mcpgen.codegen.stubs_render import drift, text_diff
+    from mcpgen.stubs.render import drift, text_diff
 
     old = committed.read_text(encoding="utf-8")
     if _stable(old) == _stable(fresh):

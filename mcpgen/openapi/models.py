@@ -1,6 +1,6 @@
 """The document's ``components/schemas`` as msgspec Structs, made by the protocol generator's
 own JSON Schema -> model path (:func:`mcpgen.codegen.build.build_types`, after
-:func:`mcpgen.codegen.stubs_schema.prepare` left out what types cannot say).
+:func:`mcpgen.stubs.schema.prepare` left out what types cannot say).
 
 Component names become class names here (PascalCase ASCII, never a name the module
 imports or a Python constant), so nothing of a name reaches the source but letters and
@@ -18,10 +18,10 @@ from mcpgen.codegen import naming
 from mcpgen.codegen.build import build_types
 from mcpgen.codegen.ir import Model, StructDef, TypeDef, UnionDef
 from mcpgen.codegen.loader import LoadedSchema, SchemaError
-from mcpgen.codegen.stubs_schema import prepare
 from mcpgen.openapi.loader import pointer_escape
 from mcpgen.openapi.operations import clean_text
 from mcpgen.openapi.schemas import PREFIX
+from mcpgen.stubs.schema import prepare
 
 # Names models.py defines or imports besides the types.
 RESERVED = frozenset(

@@ -27,6 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("mcpgen.version", "mcpgen.schema", "mcpgen.protocol"),
     ("mcpgen.origin",),  # where mcpgen was installed from: the install hints of every layer above
     ("mcpgen.generated",),
+    # The protocol generator stands on the schemas alone, below the runtime it generates for.
+    ("mcpgen.codegen",),
     ("mcpgen.runtime",),  # errors, versions, extras (and the package's docstring)
     ("mcpgen.runtime.jsonrpc",),
     ("mcpgen.runtime.shared",),
@@ -35,7 +37,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("mcpgen.runtime.middleware",),  # request middleware and tracing: both sides build on it
     ("mcpgen.runtime.server", "mcpgen.runtime.client"),
     ("mcpgen.runtime.gateway",),  # servers in front of servers: uses both sides
-    ("mcpgen.codegen", "mcpgen.scaffold", "mcpgen.testing"),
+    # `mcpgen stubs` (codegen's model and filters, a live server described by the Client),
+    # project scaffolds and test helpers.
+    ("mcpgen.stubs", "mcpgen.scaffold", "mcpgen.testing"),
     ("mcpgen.openapi",),  # `mcpgen openapi`: codegen's builder; its runtime/ serves the generated projects
     ("mcpgen.cli",),
     ("mcpgen", "mcpgen.__main__"),  # the public API (lazy) and `python -m mcpgen`

@@ -1,4 +1,4 @@
-"""Render a :class:`~mcpgen.codegen.stubs.StubModel` into one formatted Python module, and
+"""Render a :class:`~mcpgen.stubs.model.StubModel` into one formatted Python module, and
 tell what changed between two such modules (``mcpgen stubs --check``).
 
 The module is printed by ``templates/stubs.py.j2`` with the protocol generator's own
@@ -11,7 +11,7 @@ docstring through :func:`docstring` / :func:`doc_text` (backslashes doubled, a q
 could close the string escaped, every character that is not printable, NUL and line breaks
 and bidirectional overrides included, written as its escape); text in a comment through
 :func:`comment` (nothing that ends a line). Names are made by :mod:`mcpgen.codegen.naming`
-from letters, digits and underscores only. As a last guard, :mod:`mcpgen.codegen.stubs_guard`
+from letters, digits and underscores only. As a last guard, :mod:`mcpgen.stubs.guard`
 refuses a module whose statements are not the template's.
 """
 
@@ -22,14 +22,18 @@ import difflib
 import math
 import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from mcpgen.codegen import render, stubs_guard
-from mcpgen.codegen.stubs import Argument, PromptStub, StubModel, TemplateStub, ToolStub
+from mcpgen.codegen import render
+from mcpgen.stubs import guard as stubs_guard
+from mcpgen.stubs.model import Argument, PromptStub, StubModel, TemplateStub, ToolStub
+
+TEMPLATES = Path(__file__).parent / "templates"  # stubs.py.j2, with the generator's filters
 
 
 def render_stubs(stubs: StubModel, command: str) -> str:
-    """The formatted module; :class:`~mcpgen.codegen.stubs_guard.UnsafeModule` if its
+    """The formatted module; :class:`~mcpgen.stubs.guard.UnsafeModule` if its
     statements are not those the template gives a neutral copy of the same model."""
     render.use_symbols(set(stubs.types) | {stubs.class_name})
     env = _environment()
@@ -128,7 +132,7 @@ def _environment() -> Any:
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(render.TEMPLATES),
+        loader=jinja2.FileSystemLoader(TEMPLATES),
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,

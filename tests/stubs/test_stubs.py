@@ -23,8 +23,6 @@ from typer.testing import CliRunner, Result
 
 from mcpgen import Client
 from mcpgen.cli.app import app
-from mcpgen.codegen.stubs import Description, DescriptionError, build_stubs, description_from_json
-from mcpgen.codegen.stubs_render import drift, render_stubs
 from mcpgen.generated import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -35,6 +33,8 @@ from mcpgen.generated import (
     TextContent,
     TextResourceContents,
 )
+from mcpgen.stubs.model import Description, DescriptionError, build_stubs, description_from_json
+from mcpgen.stubs.render import drift, render_stubs
 from tests.http_server import demo_http
 from tests.interop.test_interop import (
     everything_command,  # noqa: F401  (the session fixture)

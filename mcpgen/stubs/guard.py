@@ -1,7 +1,7 @@
 """The last guard of ``mcpgen stubs``: a module whose statements are not the template's is
 refused, whatever the server's text did on its way in.
 
-Every server string reaches the module through an escaper (:mod:`mcpgen.codegen.stubs_render`);
+Every server string reaches the module through an escaper (:mod:`mcpgen.stubs.render`);
 this checks the result instead of trusting the escapers. The same model is rendered a second
 time with every string that is not a plain name (letters, digits, underscores) replaced by
 a neutral one (``"~1"``, ``"~2"``, the same string always by the same stand-in, so that
@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from mcpgen.codegen.stubs import Description, StubModel
+from mcpgen.stubs.model import Description, StubModel
 
 _PLAIN = re.compile(r"[A-Za-z0-9_]*")
 

@@ -26,12 +26,14 @@ from typer.testing import CliRunner
 
 from mcpgen import Client
 from mcpgen.cli.app import app
-from mcpgen.codegen import naming, render, stubs_guard, stubs_render
-from mcpgen.codegen.stubs import DescriptionError, build_stubs, description_from_json
-from mcpgen.codegen.stubs_guard import UnsafeModule
-from mcpgen.codegen.stubs_render import render_stubs
-from mcpgen.codegen.stubs_schema import prepare
+from mcpgen.codegen import naming, render
 from mcpgen.generated import TextContent
+from mcpgen.stubs import guard as stubs_guard
+from mcpgen.stubs import render as stubs_render
+from mcpgen.stubs.guard import UnsafeModule
+from mcpgen.stubs.model import DescriptionError, build_stubs, description_from_json
+from mcpgen.stubs.render import render_stubs
+from mcpgen.stubs.schema import prepare
 from tests.paths import ROOT, SERVERS
 from tests.servers import hostile_stubs
 

@@ -8,7 +8,7 @@ result, ``mcpgen call --json`` output, or a file ``mcpgen stubs --save`` wrote. 
 sha256 (of the canonical JSON) heads the generated module.
 
 Each tool's schemas go through the protocol generator's own JSON Schema -> struct path
-(:func:`mcpgen.codegen.build.build_types`), after :mod:`mcpgen.codegen.stubs_schema` made
+(:func:`mcpgen.codegen.build.build_types`), after :mod:`mcpgen.stubs.schema` made
 them one bundle; a tool whose schema still cannot be built becomes a free-form dict, with
 the reason as a comment.
 """
@@ -30,7 +30,7 @@ from mcpgen.codegen.build import build_types
 from mcpgen.codegen.ir import Const, Field, Model, Prim, StructDef, TypeDef, TypeExpr, UnionDef
 from mcpgen.codegen.loader import LoadedSchema
 from mcpgen.codegen.naming import UniqueNames
-from mcpgen.codegen.stubs_schema import prepare
+from mcpgen.stubs.schema import prepare
 
 if TYPE_CHECKING:
     from mcpgen.runtime.client.client import Client
