@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("mcpgen", "mcpgen.__main__"),  # the public API (lazy) and `python -m mcpgen`
 )
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
-MAX_LINES = 1200
+MAX_LINES = 900  # hand-written modules; the generated ones are exempt
 MAX_SERVER_LINES = 600  # mcpgen/runtime/server/server.py
 MAX_RUNTIME_MODULES = 6  # directly in mcpgen/runtime/, __init__ included
 
