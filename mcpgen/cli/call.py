@@ -166,6 +166,14 @@ def one_line(message: str) -> str:
     return clean_line(first[:300])
 
 
+def error_line(exc: McpError) -> str:
+    """What an error answering a request says: the server's error, or, when the client made
+    it because no answer came (a stream that ended, a connection lost), that no answer came."""
+    if not exc.answered:
+        return f"no answer from the server: {one_line(exc.message)}"
+    return f"the server answered with error {exc.code}: {one_line(exc.message)}"
+
+
 def _http_status(exc: BaseException) -> int | None:
     found = _HTTP_ERROR.search(str(exc))
     if found is not None:
@@ -317,7 +325,7 @@ async def run_call(
     try:
         return await _act(client, action, args, as_json, out, err, task)
     except McpError as exc:
-        raise CallError(f"the server answered with error {exc.code}: {one_line(exc.message)}") from None
+        raise CallError(error_line(exc)) from None
     except ConnectionError as exc:
         raise CallError(await connection.explain(exc)) from None
     except _oauth_error() as exc:  # the token ran out mid-way and could not be refreshed
@@ -433,8 +441,7 @@ async def _unknown_named(kind: str, name: str, known: Any, request: Any) -> Any:
             raise
         hint = did_you_mean(name, known)
         raise CallError(
-            f"the server answered with error {exc.code}: {one_line(exc.message)}"
-            + (f" (no {kind} {clean_line(name)!r} is listed{clean_line(hint)})" if hint else "")
+            error_line(exc) + (f" (no {kind} {clean_line(name)!r} is listed{clean_line(hint)})" if hint else "")
         ) from None
 
 

@@ -71,7 +71,7 @@ async def inspect_server(
     quiet: bool,
     err: Console,
 ) -> dict[str, Any]:
-    from mcpgen.cli.call import CallError, check_era, cli_auth, one_line, open_connection
+    from mcpgen.cli.call import CallError, check_era, cli_auth, error_line, open_connection
     from mcpgen.runtime.errors import McpError
 
     check_era(era)
@@ -86,7 +86,7 @@ async def inspect_server(
     try:
         return await report(connection.client)
     except McpError as exc:
-        raise CallError(f"the server answered with error {exc.code}: {one_line(exc.message)}") from None
+        raise CallError(error_line(exc)) from None
     except ConnectionError as exc:
         raise CallError(await connection.explain(exc)) from None
     finally:

@@ -47,7 +47,7 @@ def is_saved(target: str) -> bool:
 
 async def describe(target: str, how: Connect, err: Console) -> Description:
     """The server's description: read from a JSON file, or asked of the server itself."""
-    from mcpgen.cli.call import CallError, check_era, cli_auth, one_line, open_connection
+    from mcpgen.cli.call import CallError, check_era, cli_auth, error_line, open_connection
     from mcpgen.runtime.errors import McpError
     from mcpgen.stubs.model import DescriptionError, describe_client, description_from_json
 
@@ -70,7 +70,7 @@ async def describe(target: str, how: Connect, err: Console) -> Description:
     except ConnectionError as exc:
         raise CallError(await connection.explain(exc)) from None
     except McpError as exc:
-        raise CallError(f"the server answered with error {exc.code}: {one_line(exc.message)}") from None
+        raise CallError(error_line(exc)) from None
     finally:
         await connection.client.close()
 

@@ -102,6 +102,12 @@ def _fix_schema(node: Any, dialect: str) -> None:
             del node[bound]
             if flag and limit in node:
                 node[bound] = node.pop(limit)
+    if isinstance(node.get("discriminator"), dict) and isinstance(node.get("oneOf"), list) and "anyOf" not in node:
+        # OpenAPI's discriminator picks the branch by a property; JSON Schema knows no such
+        # keyword, and branches that overlap (a Cat is also a valid Pet of any kind) make a
+        # right value match several of them, which oneOf refuses. Any branch matching is
+        # what the API checks for; it reads the property itself.
+        node["anyOf"] = node.pop("oneOf")
     media = node.get("contentMediaType")
     raw_bytes = isinstance(media, str) and not media.startswith("text/") and "contentEncoding" not in node
     binary_format = node.get("format") == "binary" and node.get("type") in ("string", None)

@@ -23,6 +23,12 @@ MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
 
 
+NO_ANSWER = "dev.mcpgen/noAnswer"
+"""In an error's ``data``: the client made the error itself, because no answer came (the
+response stream ended, the connection was lost before the response): see
+:meth:`McpError.answered`."""
+
+
 class McpError(Exception):
     """An error a peer answered with, or one a handler raises to answer with.
 
@@ -35,6 +41,13 @@ class McpError(Exception):
         self.code = code
         self.message = message
         self.data = data
+
+    @property
+    def answered(self) -> bool:
+        """Whether the peer answered with this error (False: the client made it because no
+        answer came, e.g. a response stream that ended before its response)."""
+        data = self.data
+        return not (isinstance(data, dict) and data.get(NO_ANSWER) is True)
 
 
 class InvalidParams(McpError):

@@ -250,6 +250,32 @@ def test_read_only_properties_are_not_asked_for_and_write_only_not_answered() ->
     assert tool.output_schema is not None and set(tool.output_schema["properties"]) == {"id", "name"}
 
 
+def test_a_discriminated_one_of_accepts_a_value_that_fits_several_branches() -> None:
+    """OpenAPI's own example: a Cat is also a valid Dog (neither closes its properties), so
+    JSON Schema's oneOf refused every right body; with the discriminator, any branch that
+    fits is accepted (the API picks by petType), and a body that fits none is still refused."""
+    import jsonschema_rs
+
+    def kind(extra: str) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "required": ["petType"],
+            "properties": {"petType": {"type": "string"}, extra: {"type": "string"}},
+        }
+
+    pet = {
+        "oneOf": [{"$ref": "#/components/schemas/Cat"}, {"$ref": "#/components/schemas/Dog"}],
+        "discriminator": {"propertyName": "petType"},
+    }
+    body = {"content": {"application/json": {"schema": pet}}}
+    schemas = {"Cat": kind("name"), "Dog": kind("bark")}
+    built = build(doc({"/pets": {"post": op(requestBody=body)}}, components={"schemas": schemas}))
+    check = jsonschema_rs.validator_for(built.tables.tools["post_pets"].input_schema)
+    assert check.is_valid({"body": {"petType": "Cat", "name": "Tom"}})
+    assert check.is_valid({"body": {"petType": "Dog", "bark": "loud"}})
+    assert not check.is_valid({"body": {"name": "no petType"}})
+
+
 # ---------------------------------------------------------------- overlays and curation
 
 

@@ -256,6 +256,28 @@ async def test_answers_over_the_limit_are_refused(upstream: str) -> None:
         await api.aclose()
 
 
+async def test_the_hooks_see_the_request_and_the_answer_with_its_body_read(upstream: str) -> None:
+    """on_request may change the request; on_response reads the answer as any httpx
+    response (its body read already: .json() works), before the tool's result is made."""
+    api = api_for(upstream, {"API_HEADER_KEY": "hk"})
+    answers: list[tuple[str, int, Any]] = []
+
+    async def on_request(op: Any, request: Any) -> None:
+        request.headers["x-hooked"] = op.tool
+
+    async def on_response(op: Any, response: Any) -> None:
+        answers.append((op.tool, response.status_code, response.json()))
+
+    api.on_request, api.on_response = on_request, on_response
+    try:
+        echoed = seen(await api.call("header", {}))
+    finally:
+        await api.aclose()
+    assert echoed["headers"]["x-hooked"] == "header"
+    ((tool, status, body),) = answers
+    assert (tool, status) == ("header", 200) and body == echoed
+
+
 async def test_no_base_url_is_a_tool_error_naming_the_variable() -> None:
     document = {**SECURED, "paths": secured_paths()}
     built = build_operations(normalize(json.loads(json.dumps(document)), "t"), "t", "0", env_prefix="API", base_url="")

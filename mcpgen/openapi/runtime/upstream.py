@@ -50,6 +50,17 @@ RequestHook = Callable[[Operation, "httpx.Request"], Awaitable[None]]
 ResponseHook = Callable[[Operation, "httpx.Response"], Awaitable[None]]
 
 
+def _read_response(response: httpx.Response, body: bytes) -> httpx.Response:
+    """``response`` with its body read (``body``, decoded already), as a hook reads it:
+    ``.content``, ``.text`` and ``.json()`` work, without reading the stream a second time.
+    The content coding is gone from it, as from ``body``."""
+    import httpx  # loaded already: the response came through it
+
+    skip = ("content-encoding", "content-length", "transfer-encoding")
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in skip]
+    return httpx.Response(response.status_code, headers=headers, content=body, request=response.request)
+
+
 class Api:
     """The generated server's view of the API: its tables, credentials and HTTP client.
 
@@ -153,7 +164,7 @@ class Api:
         if body is None:
             return _error(f"{op.method} {op.path}: the answer is over the limit of {self.max_bytes} bytes")
         if self.on_response is not None:
-            await self.on_response(op, response)
+            await self.on_response(op, _read_response(response, body))
         return self.answer(op, given, response, body)
 
     def _refreshable(self, alternative: dict[str, list[str]]) -> bool:

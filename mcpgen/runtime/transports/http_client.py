@@ -44,7 +44,7 @@ import httpx
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpgen.runtime.errors import INTERNAL_ERROR, ConnectionClosed, McpError
+from mcpgen.runtime.errors import INTERNAL_ERROR, NO_ANSWER, ConnectionClosed, McpError
 from mcpgen.runtime.jsonrpc.framing import RequestId, error_frame
 from mcpgen.runtime.shared.headers import NAME_PARAMS, encode_value
 from mcpgen.runtime.shared.meta import META_VERSION
@@ -570,8 +570,9 @@ class HttpTransport:
                 return
 
     def _fail(self, request_id: Any, why: str) -> None:
-        """Answer our own pending request with an error, as if the server had."""
-        self._inbox.put_nowait(error_frame(INTERNAL_ERROR, why, request_id))
+        """Answer our own pending request with an error, as if the server had (marked as
+        ours: :attr:`~mcpgen.runtime.errors.McpError.answered` is False)."""
+        self._inbox.put_nowait(error_frame(INTERNAL_ERROR, why, request_id, {NO_ANSWER: True}))
 
     async def _pump(
         self, response: httpx.Response | http11.Response, parser: sse.Parser, awaiting: Any
