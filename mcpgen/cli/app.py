@@ -21,7 +21,7 @@ from rich.table import Table
 from mcpgen import schema as shipped
 from mcpgen.cli import openapi as openapi_cli
 from mcpgen.cli.apps import apps
-from mcpgen.cli.console import Debug, err, fail, out, state, stdout_closed, step, user_errors
+from mcpgen.cli.console import Debug, err, fail, http_serving_options, out, state, stdout_closed, step, user_errors
 from mcpgen.cli.dev import dev
 from mcpgen.cli.gateway import gateway
 from mcpgen.cli.inspect import inspect as inspect_server_command
@@ -505,22 +505,7 @@ def run(
         except LoadError as exc:
             fail(str(exc))
         if transport == "http":
-            try:
-                import uvicorn  # noqa: F401
-            except ModuleNotFoundError:
-                fail(f"the http transport needs the http extra: {install_command('http')}")
-            options: dict[str, Any] = {}
-            if allowed_host:
-                from mcpgen.runtime.server.http_server import LOCAL_HOSTS
-
-                options["allowed_hosts"] = (*LOCAL_HOSTS, *allowed_host)
-            elif host not in ("127.0.0.1", "localhost", "::1"):
-                err.print(
-                    f"note: listening on {host}, but only requests naming a local host are served (Host header); "
-                    "add --allowed-host NAME for each name clients use",
-                    style="dim",
-                    highlight=False,
-                )
+            options = http_serving_options(host, allowed_host)
             server.run("http", host=host, port=port, path=path, uds=uds, **options)
         else:
             server.run("stdio")

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -87,3 +87,28 @@ Debug = Annotated[
 ]
 
 __all__ = ["Debug", "err", "fail", "out", "set_debug", "state", "stdout_closed", "step", "user_errors"]
+
+
+def http_serving_options(host: str, allowed_host: list[str] | None) -> dict[str, Any]:
+    """What `mcpgen run` and `mcpgen gateway` add to ``server.run("http", ...)``: the
+    allowed hosts (the local ones and each ``--allowed-host``), after checking the http
+    extra is installed and noting when a non-local address will refuse other Host names."""
+    try:
+        import uvicorn  # noqa: F401
+    except ModuleNotFoundError:
+        from mcpgen.origin import install_command
+
+        fail(f"the http transport needs the http extra: {install_command('http')}")
+    options: dict[str, Any] = {}
+    if allowed_host:
+        from mcpgen.runtime.server.http_server import LOCAL_HOSTS
+
+        options["allowed_hosts"] = (*LOCAL_HOSTS, *allowed_host)
+    elif host not in ("127.0.0.1", "localhost", "::1"):
+        err.print(
+            f"note: listening on {host}, but only requests naming a local host are served (Host header); "
+            "add --allowed-host NAME for each name clients use",
+            style="dim",
+            highlight=False,
+        )
+    return options

@@ -7,8 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mcpgen.cli.console import Debug, err, fail, user_errors
-from mcpgen.origin import install_command
+from mcpgen.cli.console import Debug, fail, http_serving_options, user_errors
 
 
 def gateway(
@@ -57,22 +56,7 @@ def gateway(
         if transport == "stdio":
             front.run("stdio")
             return
-        try:
-            import uvicorn  # noqa: F401
-        except ModuleNotFoundError:
-            fail(f"the http transport needs the http extra: {install_command('http')}")
-        options: dict[str, Any] = {}
-        if allowed_host:
-            from mcpgen.runtime.server.http_server import LOCAL_HOSTS
-
-            options["allowed_hosts"] = (*LOCAL_HOSTS, *allowed_host)
-        elif host not in ("127.0.0.1", "localhost", "::1"):
-            err.print(
-                f"note: listening on {host}, but only requests naming a local host are served (Host header); "
-                "add --allowed-host NAME for each name clients use",
-                style="dim",
-                highlight=False,
-            )
+        options = http_serving_options(host, allowed_host)
         front.run("http", host=host, port=port, path=path, **options)
 
 

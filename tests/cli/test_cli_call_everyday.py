@@ -22,6 +22,7 @@ import pytest
 
 from tests.interop.test_interop import everything_command  # noqa: F401 (the npm-installed peer)
 from tests.paths import ROOT
+from tests.processes import running_with
 
 TYPED = f"{sys.executable} {ROOT / 'tests' / 'cli' / 'typed_server.py'}"
 
@@ -108,19 +109,6 @@ def test_a_print_at_import_shows_on_stderr(tmp_path: Path) -> None:
     assert '"result": "pong"' in done.stdout
 
 
-def _running_with(token: str) -> list[int]:
-    """Processes whose command line holds ``token`` (Linux's /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if token.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 def test_a_launchers_child_ends_with_the_command(everything_command: list[str]) -> None:  # noqa: F811
     """Through a launcher (here `sh -c`, as `npx` is one), a task-running server used to
     outlive the command, holding its pipes: asyncio then printed "RuntimeError: Event loop
@@ -133,11 +121,11 @@ def test_a_launchers_child_ends_with_the_command(everything_command: list[str]) 
         assert "Research Report" in done.stdout
         assert "Event loop is closed" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
         deadline = time.monotonic() + 10
-        while _running_with(token) and time.monotonic() < deadline:
+        while running_with(token) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _running_with(token) == []
+        assert running_with(token) == []
     finally:
-        for pid in _running_with(token):  # what this test started, by its own token
+        for pid in running_with(token):  # what this test started, by its own token
             os.kill(pid, 9)
 
 

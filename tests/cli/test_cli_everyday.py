@@ -22,6 +22,7 @@ from tests.interop.test_interop import everything_command  # noqa: F401  (the np
 
 SLOW_SERVER = """
 import asyncio
+from pathlib import Path
 from mcpgen import Server
 
 server = Server("slow")
@@ -29,6 +30,7 @@ server = Server("slow")
 
 @server.tool()
 async def nap(seconds: float) -> str:
+    Path("napping").touch()  # the call is in progress (what a test waits for)
     await asyncio.sleep(seconds)
     return "rested"
 """
@@ -146,7 +148,10 @@ def test_stopping_during_a_call_says_what_it_waits_for(tmp_path: Path) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    time.sleep(2.0)  # the call is in progress
+    deadline = time.monotonic() + 60  # a client's start takes seconds on a loaded machine
+    while not (tmp_path / "napping").exists():  # the call is in progress
+        assert caller.poll() is None and time.monotonic() < deadline, "".join(lines)
+        time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     deadline = time.monotonic() + 10
     while not any("shutting down" in line for line in lines):
@@ -188,7 +193,10 @@ def test_ctrl_c_during_a_call_says_cancelled(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(2.5)  # connected, the call in progress
+    deadline = time.monotonic() + 60  # a client's start takes seconds on a loaded machine
+    while not (tmp_path / "napping").exists():  # connected, the call in progress
+        assert caller.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
     caller.send_signal(signal.SIGINT)
     out, err = caller.communicate(timeout=30)
     assert caller.returncode == 130 and err.strip().endswith("cancelled"), err

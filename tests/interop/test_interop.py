@@ -786,7 +786,9 @@ async def test_mcpgen_client_everything_tasks_of_2025_11_25(everything_command: 
         command = [sys.executable, "-m", "mcpgen", "call", target, "tool", tool, "-a", "topic=rust", "--task", "-q"]
         return await anyio.run_process(command, cwd=INTEROP, check=False)
 
-    with anyio.fail_after(TEST_TIMEOUT):
+    # Three tasks at once, one of them through a second server-everything that mcpgen call
+    # starts: node's start alone took seconds on a loaded machine, so three tests' budget.
+    with anyio.fail_after(3 * TEST_TIMEOUT):
         async with everything_client(everything_command, elicitation=clarify, on_stderr=lambda line: None) as client:
             assert client.tasks_offered
             tools = {t.name: t for t in await client.list_tools()}

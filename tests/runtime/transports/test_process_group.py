@@ -9,30 +9,17 @@ import os
 import shlex
 import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
 from mcpgen import Client
 from mcpgen.runtime.transports.stdio import ProcessTransport
+from tests.processes import running_with
 from tests.wire import DEMO
 
 pytestmark = pytest.mark.anyio
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX's")
-
-
-def running_with(token: str) -> list[int]:
-    """Processes whose command line holds ``token`` (Linux's /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if token.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 @posix_only
