@@ -35,18 +35,18 @@ from mcpgen.runtime.errors import (
 )
 from mcpgen.runtime.jsonrpc import kernel
 from mcpgen.runtime.jsonrpc.context import RequestContext
-from mcpgen.runtime.jsonrpc.framing import Envelope, RequestId, error_frame
+from mcpgen.runtime.jsonrpc.framing import Envelope, OutResult, RequestId, encode, error_frame
 from mcpgen.runtime.jsonrpc.kernel import Incoming, Ready, Reply, Route, Slots
 from mcpgen.runtime.server.caching import CacheHint
 from mcpgen.runtime.server.input_required import InputRequired, InputScope, StateSealer
 from mcpgen.runtime.server.params_merge import decoder as merged_decoder
 from mcpgen.runtime.server.params_merge import merged_params
+from mcpgen.runtime.server.stamp import Stamper
 from mcpgen.runtime.shared import headers as http_headers
 from mcpgen.runtime.shared.meta import (
     META_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
-    META_SERVER_INFO,
     META_VERSION,
 )
 from mcpgen.runtime.versions import (
@@ -180,8 +180,6 @@ class _Plan(msgspec.Struct):
 
 
 _NOT_PLANNED: Any = object()
-_encode = msgspec.json.Encoder().encode
-_SERVER_INFO = b',"_meta":{"' + META_SERVER_INFO.encode() + b'":'
 # What a typed decode raises for params it refuses (the general path then says why).
 _UNREADABLE = (msgspec.MsgspecError, ValueError, TypeError, RecursionError)
 
@@ -203,7 +201,7 @@ class StatelessServer:
         self._plans: dict[str, _Plan | None] = {}
         # resultType + the server's identity as bytes, per result type (the identity is
         # fixed once serving starts; a replaced Implementation is noticed by identity).
-        self._heads: dict[str, tuple[Any, bytes]] = {}
+        self._stamper = Stamper()
 
     def forget_routes(self) -> None:
         """Make the routes again on next use (the server's middleware changed)."""
@@ -473,49 +471,14 @@ class StatelessServer:
     # ------------------------------------------------------------ results
 
     def frame(self, rid: RequestId, result: Any, result_type: str, cache: CacheHint | None) -> bytes:
-        """``{"jsonrpc":"2.0","id":...,"result":{...}}`` with the result stamped: its
-        members and the stamp's joined in one copy (a result may be megabytes)."""
-        head, body = self._stamped(result, result_type, cache)
-        start = b'{"jsonrpc":"2.0","id":' + _encode(rid) + b',"result":'
-        if body == b"{}":
-            return b"".join((start, head, b"}}"))
-        return b"".join((start, head, b",", memoryview(body)[1:], b"}"))
+        """``{"jsonrpc":"2.0","id":...,"result":{...}}`` with the result stamped, encoded
+        in one pass (a result may be megabytes)."""
+        return encode(OutResult(id=rid, result=self._stamper.stamped(result, result_type, cache, self.server.info)))
 
     def stamp(self, result: Any, result_type: str, cache: CacheHint | None) -> bytes:
         """The result's JSON with ``resultType``, caching hints and the server's identity
-        added (the handlers build results of the handshake era's types, which have none of
-        them: older clients ignore the keys, so one set of handlers serves both eras)."""
-        head, body = self._stamped(result, result_type, cache)
-        return head + b"}" if body == b"{}" else b"".join((head, b",", memoryview(body)[1:]))
-
-    def _stamped(self, result: Any, result_type: str, cache: CacheHint | None) -> tuple[bytes, bytes]:
-        """The stamp's members as an unclosed JSON object (``{"resultType":...``), and the
-        result's JSON (the stamp's members go first; the result's follow)."""
-        meta = getattr(result, "meta", UNSET) if not isinstance(result, dict) else result.get("_meta", UNSET)
-        if meta is UNSET and cache is None:
-            # The common case (a tool's result): the stamp's bytes made once per result
-            # type, the result encoded as it is, without building a dict to encode.
-            info = self.server.info
-            cached = self._heads.get(result_type)
-            if cached is None or cached[0] is not info:
-                cached = (info, b'{"resultType":' + _encode(result_type) + _SERVER_INFO + _encode(info) + b"}")
-                self._heads[result_type] = cached
-            return cached[1], _encode(result)
-        extra: dict[str, Any] = {"resultType": result_type}
-        if cache is not None:
-            extra["ttlMs"] = cache.ttl_ms
-            extra["cacheScope"] = cache.scope
-        if isinstance(meta, dict):
-            if META_SERVER_INFO not in meta:
-                merged = {**meta, META_SERVER_INFO: self.server.info}
-                result = (
-                    {**result, "_meta": merged}
-                    if isinstance(result, dict)
-                    else msgspec.structs.replace(result, meta=merged)
-                )
-        else:
-            extra["_meta"] = {META_SERVER_INFO: self.server.info}
-        return _encode(extra)[:-1], _encode(result)
+        added (see :mod:`mcpgen.runtime.server.stamp`)."""
+        return encode(self._stamper.stamped(result, result_type, cache, self.server.info))
 
     # ------------------------------------------------------------ notifications
 
