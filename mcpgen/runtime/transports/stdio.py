@@ -23,6 +23,8 @@ from mcpgen.runtime.errors import ServerExited
 from mcpgen.runtime.jsonrpc.framing import FrameTooLarge, RequestId
 
 MAX_MESSAGE = 16 * 1024 * 1024  # default bytes in one line; a larger frame is refused
+# Batches up to this size go out joined in one write; larger ones frame by frame.
+_JOIN_LIMIT = 256 * 1024
 _HIGH_WATER = 1024 * 1024
 STDERR_TAIL = 20  # a server's last stderr lines kept to explain its exit
 
@@ -141,8 +143,16 @@ class StreamTransport:
     def flush(self) -> None:
         """Write the frames queued so far, in one write."""
         if self._pending and not self.writer.is_closing():
-            self._pending.append(b"")  # so that the join ends the last frame with its newline
-            self.writer.write(b"\n".join(self._pending))
+            if self._pending_size <= _JOIN_LIMIT:
+                self._pending.append(b"")  # so that the join ends the last frame with its newline
+                self.writer.write(b"\n".join(self._pending))
+            else:
+                # A large result is not copied to end it with its newline (a fresh buffer of
+                # megabytes costs its page faults again): past the pipe's first write
+                # what follows is only appended to the transport's buffer, no system call.
+                for frame in self._pending:
+                    self.writer.write(frame)
+                    self.writer.write(b"\n")
         self._pending.clear()
         self._pending_size = 0
 
