@@ -45,8 +45,11 @@ FULL = Counts(
     tools=(1000, 3000, 10000, 30000),
     sdk_tools=10000,
     megabytes=(1, 8, 32),
-    payload_cpu=0.25,
-    payload_mb=256,
+    # A second of server CPU per cell: a large result's cost moves with the machine's page
+    # faults from call to call, and a quarter of a second (about 25 ticks) let one cell's
+    # spread pass for a difference between eras.
+    payload_cpu=1.0,
+    payload_mb=768,
     clients=(1, 8, 32, 128, 512),
     warm_seconds=0.5,
     measure_seconds=2.0,
