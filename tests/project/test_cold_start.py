@@ -98,7 +98,11 @@ FIRST_ANSWER_RUNTIME = {
         "threads",
     ),
 }
-STATELESS_FIRST_ANSWER = ("mcpgen.runtime.server.params_merge", "mcpgen.runtime.server.stateless")
+STATELESS_FIRST_ANSWER = (
+    "mcpgen.runtime.server.params_merge",
+    "mcpgen.runtime.server.stamp",
+    "mcpgen.runtime.server.stateless",
+)
 
 
 def first_answer_runtime(era: str) -> set[str]:
@@ -129,7 +133,8 @@ def test_the_first_answer_imports_only_what_it_needs(tmp_path: Path, era: str) -
     assert sorted(m for m in NOT_BEFORE_FIRST_ANSWER if m in modules) == []
     assert {m for m in modules if m.startswith("mcpgen.runtime")} == first_answer_runtime(era)
     if era == "2025-11-25":  # a handshake-era server never loads the stateless era's code
-        assert not [m for m in modules if m.startswith(("mcpgen.protocol.v2026", "mcpgen.runtime.server.stateless"))]
+        stateless_only = ("mcpgen.protocol.v2026", "mcpgen.runtime.server.stateless", "mcpgen.runtime.server.stamp")
+        assert not [m for m in modules if m.startswith(stateless_only)]
 
 
 def test_the_thread_pool_loads_with_the_first_threaded_call(tmp_path: Path) -> None:
