@@ -172,9 +172,11 @@ def run_dev(target: str, port: int, inspector: bool, say: Say, rounds: int | Non
             if server.alive():
                 say(f"dev: restarted at {url}")
     finally:
-        server.stop()
+        # The Inspector first: its proxy holds connections (an SSE stream) to the server,
+        # which a server shutting down would otherwise wait on before its grace ran out.
         if viewer is not None:
             viewer.stop()
+        server.stop()
 
 
 def dev(

@@ -93,7 +93,9 @@ class Dev:
     def stop(self) -> int:
         self.process.send_signal(signal.SIGINT)
         try:
-            return self.process.wait(30)
+            # `mcpgen dev` gives each of its two children 5 s after SIGTERM, then 5 s after
+            # SIGKILL (and 5 s more to be reaped): 30 s is its bound, not a margin.
+            return self.process.wait(45)
         finally:
             if self.process.poll() is None:
                 self.process.kill()
