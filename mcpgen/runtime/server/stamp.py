@@ -29,29 +29,32 @@ _STAMP = ("resultType", "ttlMs", "cacheScope")
 
 
 class _Twin(msgspec.Struct, frozen=True):
-    """How to stamp one struct type: its twin, and a reader of its members but ``_meta``
-    in the twin's order."""
+    """How to stamp one struct type: its twin, a reader of its members but ``_meta`` (in
+    the twin's order), and a reader of its ``_meta``."""
 
     kind: type
     members: Callable[[Any], tuple[Any, ...]]
+    meta: Callable[[Any], Any]
 
 
 def _twin(base: type) -> _Twin | None:
     """The twin of a result type, or None when it cannot carry the stamp (no ``_meta``
     member, or members of the stamp's names)."""
-    fields = [f for f in msgspec.structs.fields(base) if f.encode_name != "_meta"]
-    meta = [f for f in msgspec.structs.fields(base) if f.encode_name == "_meta"]
+    every = msgspec.structs.fields(base)
+    fields = [f for f in every if f.encode_name != "_meta"]
+    meta = [f for f in every if f.encode_name == "_meta"]
     if len(meta) != 1 or any(f.encode_name in _STAMP for f in fields):
         return None
+    ordered = [*fields, meta[0]]
     config = base.__struct_config__  # type: ignore[attr-defined]
     # Each member keeps its default (omit_defaults compares against it); every value is
     # given at each stamp, so the defaults of required members only need to exist.
-    spec: list[tuple[str, Any, Any]] = [(f.name, Any, _default(f)) for f in [*fields, meta[0]]]
-    spec += [("resultType", Any, UNSET), ("ttlMs", Any, UNSET), ("cacheScope", Any, UNSET)]
+    spec: list[tuple[str, Any, Any]] = [(f.name, Any, _default(f)) for f in ordered]
+    spec += [(name, Any, UNSET) for name in _STAMP]
     kind = msgspec.defstruct(
         base.__name__,
         spec,
-        rename={f.name: f.encode_name for f in [*fields, meta[0]]},
+        rename={f.name: f.encode_name for f in ordered},
         omit_defaults=config.omit_defaults,
         gc=False,
         module=__name__,
@@ -65,7 +68,7 @@ def _twin(base: type) -> _Twin | None:
         members = lambda result: (getattr(result, name),)  # noqa: E731
     else:
         members = lambda result: ()  # noqa: E731
-    return _Twin(kind, members)
+    return _Twin(kind, members, attrgetter(meta[0].name))
 
 
 def _default(field: msgspec.structs.FieldInfo) -> Any:
@@ -91,7 +94,7 @@ class Stamper:
         except KeyError:
             twin = self._twins[type(result)] = _twin(type(result)) if isinstance(result, msgspec.Struct) else None
         if twin is not None:
-            meta = self._meta(result.meta, info)
+            meta = self._meta(twin.meta(result), info)
             if cache is None:
                 return twin.kind(*twin.members(result), meta, result_type)
             return twin.kind(*twin.members(result), meta, result_type, cache.ttl_ms, cache.scope)
