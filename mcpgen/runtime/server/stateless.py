@@ -199,8 +199,7 @@ class StatelessServer:
         self.handshake = bindings(LATEST)
         self.sealer = StateSealer(server.state_key)
         self._plans: dict[str, _Plan | None] = {}
-        # resultType + the server's identity as bytes, per result type (the identity is
-        # fixed once serving starts; a replaced Implementation is noticed by identity).
+        # Stamps results (resultType, caching hints, the server's identity) in one encode.
         self._stamper = Stamper()
 
     def forget_routes(self) -> None:
