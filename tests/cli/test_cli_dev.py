@@ -73,6 +73,9 @@ class Dev:
             stderr=subprocess.STDOUT,
             text=True,
             env={**os.environ, "NO_COLOR": "1", **(env or {})},
+            # Ctrl-C as a terminal delivers it, even when the suite itself runs in the
+            # background (a shell's `cmd &` hands its children SIGINT ignored).
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         self.lines: list[str] = []
         assert self.process.stdout is not None
